@@ -1,0 +1,91 @@
+// Kernel front end: raw-pointer kernels, one table per ISA, chosen at run time.
+//
+// NUMERICS CONTRACT (every ISA must be bit-identical to runtime/kernels/reference):
+//  * The whole project builds with -ffp-contract=off: no FMA contraction anywhere.
+//    SIMD code uses separate mul and add, never fma intrinsics.
+//  * Reductions over a float vector of length n use 8 interleaved lanes:
+//      lane[j] = sum over i = j, j+8, j+16, ... (i < n8 = n & ~7) in increasing i,
+//      total = ((lane0+lane4) + (lane2+lane6)) + ((lane1+lane5) + (lane3+lane7)),
+//      then the tail i = n8 .. n-1 is added to total one by one, in order.
+//    (AVX2: one __m256 accumulator; NEON: two float32x4 accumulators {0..3},{4..7}.)
+//    Max reductions are exact in any order.
+//  * exp is mtlite::kernels::ExpRef (below): a fixed range reduction and polynomial,
+//    evaluated with the same operations in the same order in every ISA.
+//  * int8 GEMM accumulates exactly in int32; dequantisation is
+//      y = float(acc) * (a_scale[m] * w_scale[n]);  y = y + bias[n];  y = y + residual[m][n]
+//    in that order, then the activation (if any).
+//  * Activation quantisation: s = maxabs(row) / 127 (a row of zeros: s = 0, q = 0);
+//      q = clamp(round_half_even(x * (127 / maxabs)), -127, 127)   [inv = 127.0f / maxabs, once per row]
+//    -128 never occurs, which keeps the AVX2 sign trick exact (see avx2 kernels).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mtlite {
+namespace kernels {
+
+enum class Act : int { kNone = 0, kSiLU = 1, kReLU = 2, kGELU = 3, kGELUTanh = 4 };
+
+// BlockedN8K4 packing (see schema/mtlite.fbs).
+inline int RoundUp(int x, int m) { return (x + m - 1) / m * m; }
+inline size_t BlockedN8K4Bytes(int n, int k) { return size_t(RoundUp(n, 8)) * size_t(RoundUp(k, 4)); }
+// w: row-major [n][k] int8 -> out: BlockedN8K4Bytes(n, k) bytes (padding zero).
+void PackBlockedN8K4(const int8_t* w, int n, int k, int8_t* out);
+// Copies row `row` (k values) of a BlockedN8K4 matrix.
+void UnpackBlockedRow(const int8_t* packed, int n, int k, int row, int8_t* out);
+
+struct KernelTable {
+  const char* name;  // "reference", "avx2", "neon", "neon-dotprod"
+
+  // x [m][k] (row stride ldx floats) -> q [m][kp] (row stride ldq bytes, kp = RoundUp(k,4),
+  // pad bytes zero), scales[m]. See contract above.
+  void (*quantize_rows_s8)(const float* x, int m, int k, int ldx, int8_t* q, int ldq, float* scales);
+
+  // c[m][n] = act(float(sum_k a[m][k] * W[n][k]) * (a_scales[m] * w_scales[n]) + bias[n] + residual[m][n])
+  // a: [m][kp] int8 (stride lda bytes, |a| <= 127, pad zero); w: BlockedN8K4 of [n][k];
+  // bias / residual may be null (residual stride ldr floats). c stride ldc floats.
+  // c may alias residual exactly (c == residual, ldc == ldr).
+  void (*gemm_s8_blocked)(int m, int n, int k, const int8_t* a, int lda, const float* a_scales,
+                          const int8_t* w, const float* w_scales, const float* bias,
+                          const float* residual, int ldr, float* c, int ldc, Act act);
+
+  // Exact int32 accumulators only: acc[m][n] = sum_k a[m][k] * W[n][k]. For tests and checks.
+  void (*gemm_s8_blocked_acc)(int m, int n, int k, const int8_t* a, int lda, const int8_t* w,
+                              int32_t* acc, int ldacc);
+
+  // y[m][d] = (x - mean) / sqrt(var + eps) * gamma + beta, per row; mean and var
+  // (biased, = mean((x-mean)^2)) with the 8-lane reduction. y may alias x.
+  // inv = 1.0f / sqrtf(var + eps); y = ((x - mean) * inv) * gamma + beta.
+  void (*layer_norm)(const float* x, int m, int d, const float* gamma, const float* beta,
+                     float eps, float* y);
+
+  // Row-wise softmax over n scores in place, with an additive mask applied first:
+  // s[j] = x[j] + (mask ? mask[j] : 0), where masked entries are -inf. Max over s;
+  // if max == -inf (every key masked) the row becomes all zeros. e[j] = ExpRef(s[j] - max);
+  // sum with the 8-lane reduction; x[j] = e[j] * (1.0f / sum).
+  void (*softmax_masked)(float* x, int n, const float* mask);
+
+  // dot(a, b) over n floats with the 8-lane reduction (attention scores QK^T).
+  float (*dot_f32)(const float* a, const float* b, int n);
+  // y[i] += alpha * x[i] for i < n (attention P·V): y[i] = y[i] + (alpha * x[i]).
+  void (*axpy_f32)(float alpha, const float* x, float* y, int n);
+
+  // In-place activation over n floats (same formulas as the reference).
+  void (*activation)(float* x, int n, Act act);
+};
+
+// Scalar reference kernels (always available).
+const KernelTable& ReferenceKernels();
+// The best table for this CPU (runtime dispatch). MTLITE_KERNELS=reference|avx2|neon|neon-dotprod
+// in the environment forces one (if the CPU supports it).
+const KernelTable& BestKernels();
+// All tables this CPU can run (reference first), for tests and benchmarks.
+int AvailableKernels(const KernelTable** out, int max);
+
+// The specified exp: identical results on every ISA. Accurate to ~2 ulp on [-87, 88];
+// returns 0 for x < -87.3 (and for -inf), +inf above 88.7.
+float ExpRef(float x);
+
+}  // namespace kernels
+}  // namespace mtlite

@@ -1,0 +1,33 @@
+#include "mtlite/mtlite.hpp"
+
+namespace mtlite {
+
+const char* StatusCodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "OK";
+    case StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
+    case StatusCode::kInvalidModel: return "INVALID_MODEL";
+    case StatusCode::kChecksumMismatch: return "CHECKSUM_MISMATCH";
+    case StatusCode::kIoError: return "IO_ERROR";
+    case StatusCode::kOutOfRange: return "OUT_OF_RANGE";
+    case StatusCode::kUnsupported: return "UNSUPPORTED";
+    case StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
+    case StatusCode::kInternal: return "INTERNAL";
+  }
+  return "UNKNOWN";
+}
+
+std::string Status::ToString() const {
+  if (ok()) return "OK";
+  return std::string(StatusCodeName(code_)) + ": " + message_;
+}
+
+const char* Version() {
+#ifdef MTLITE_VERSION_STRING
+  return MTLITE_VERSION_STRING;
+#else
+  return "0.0.0";
+#endif
+}
+
+}  // namespace mtlite

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs everything mtlite needs on a fresh Debian bookworm machine (apt only), builds the
+# host tree in build/, converts the bundled demo model and translates a sample sentence.
+#   MTLITE_SETUP_ARM=0  skips the ARM cross toolchains and sysroot (default: install them)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+
+PKGS=(build-essential cmake ninja-build pkg-config git
+      libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
+      libsentencepiece-dev libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+      libgtest-dev libgmock-dev libbenchmark-dev
+      clang-14 libclang-rt-14-dev valgrind
+      python3 python3-numpy python3-torch libopenblas0-pthread python3-sentencepiece python3-matplotlib)
+ARM_PKGS=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user
+          libc6:arm64 libc6:armhf libstdc++6:arm64 libstdc++6:armhf
+          libgtest-dev:arm64 libgtest-dev:armhf libflatbuffers-dev:arm64 libflatbuffers-dev:armhf)
+
+apt_update() {  # a mirror mid-sync can fail one index; retry, and carry on if packages install
+  for i in 1 2 3; do $SUDO apt-get update -qq && return 0; sleep 5; done
+  echo "setup: apt-get update reported errors; continuing" >&2
+}
+missing() { for p in "$@"; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"; done; }
+
+want=("${PKGS[@]}")
+if [ "${MTLITE_SETUP_ARM:-1}" = 1 ]; then
+  for a in arm64 armhf; do dpkg --print-foreign-architectures | grep -qx $a || $SUDO dpkg --add-architecture $a; done
+  want+=("${ARM_PKGS[@]}")
+fi
+todo=($(missing "${want[@]}"))
+if [ ${#todo[@]} -gt 0 ]; then
+  apt_update
+  for i in 1 2 3; do
+    $SUDO apt-get install -y -qq --no-install-recommends "${todo[@]}" && break
+    [ $i = 3 ] && { echo "setup: apt-get install failed" >&2; exit 1; }
+    sleep 5; apt_update
+  done
+fi
+if [ "${MTLITE_SETUP_ARM:-1}" = 1 ]; then bash scripts/arm_sysroot.sh; fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build
+echo "== translate a sample with the bundled demo model (int8) =="
+./build/mtlite translate -m build/models/demo.int8.mtlite "A man is riding a bike down the street."

@@ -3,10 +3,12 @@
 // NUMERICS CONTRACT (every ISA must be bit-identical to runtime/kernels/reference):
 //  * The whole project builds with -ffp-contract=off: no FMA contraction anywhere.
 //    SIMD code uses separate mul and add, never fma intrinsics.
-//  * Reductions over a float vector of length n use 8 interleaved lanes:
-//      lane[j] = sum over i = j, j+8, j+16, ... (i < n8 = n & ~7) in increasing i,
-//      total = ((lane0+lane4) + (lane2+lane6)) + ((lane1+lane5) + (lane3+lane7)),
-//      then the tail i = n8 .. n-1 is added to total one by one, in order.
+//  * Reductions over a float vector of length n use 8 interleaved lanes over ALL n elements:
+//      lane[j] = sum over i = j, j+8, j+16, ... (i < n) in increasing i  (lanes start at +0),
+//      total = ((lane0+lane4) + (lane2+lane6)) + ((lane1+lane5) + (lane3+lane7)).
+//    The tail (i >= n & ~7) goes into its lanes like the rest: in SIMD, add a zero-filled
+//    partial vector. So appending zeros (e.g. exp of masked padding) never changes a sum:
+//    a padded batch gives bit-identical results to one sentence at a time.
 //    (AVX2: one __m256 accumulator; NEON: two float32x4 accumulators {0..3},{4..7}.)
 //    Max reductions are exact in any order.
 //  * exp is mtlite::kernels::ExpRef (below): a fixed range reduction and polynomial,

@@ -116,13 +116,13 @@ class Model {
 
 // Declared limits; the arena is sized for them once, at Translator creation.
 struct TranslatorLimits {
-  int max_batch = 16;            // sentences per translate() call
+  int max_batch = 1;             // sentences per translate() call
   int max_source_tokens = 256;   // per sentence, including </s>
   int max_target_tokens = 256;   // generated tokens per sentence, including </s>
   int max_beam = 4;
   int max_n_best = 4;
   int max_input_bytes = 4096;    // UTF-8 bytes per input sentence
-  bool alignments = true;        // reserve space for alignment matrices
+  bool alignments = false;       // reserve space for alignment matrices
   int num_threads = 1;
 };
 

@@ -90,28 +90,28 @@ float ActRef(float x, Act act) {
   return x;
 }
 
+// The 8-lane reduction of the contract: every element, tail included, goes into lane i % 8
+// (so trailing zeros never change the result: padding-invariant).
+static float Tree8(const float* lane) {
+  return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
 float Sum8(const float* x, int n) {
   float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  const int n8 = n & ~7;
-  for (int i = 0; i < n8; i += 8)
-    for (int j = 0; j < 8; ++j) lane[j] = lane[j] + x[i + j];
-  float total = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
-  for (int i = n8; i < n; ++i) total = total + x[i];
-  return total;
+  for (int i = 0; i < n; ++i) lane[i & 7] = lane[i & 7] + x[i];
+  return Tree8(lane);
 }
 
 float DotRef(const float* a, const float* b, int n) {
   float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  const int n8 = n & ~7;
-  for (int i = 0; i < n8; i += 8)
-    for (int j = 0; j < 8; ++j) lane[j] = lane[j] + a[i + j] * b[i + j];
-  float total = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
-  for (int i = n8; i < n; ++i) total = total + a[i] * b[i];
-  return total;
+  for (int i = 0; i < n; ++i) lane[i & 7] = lane[i & 7] + a[i] * b[i];
+  return Tree8(lane);
 }
 
 int8_t QuantizeOne(float v) {
-  // round half to even, then clamp to [-127, 127]
+  // round half to even, then clamp to [-127, 127]. NaN -> 0: it arises only as 0 * inf when a
+  // row's maxabs is so tiny (< ~4e-37) that 127 / maxabs overflows (converting NaN to int8 is UB).
+  if (v != v) return 0;
   float r = std::nearbyint(v);
   if (r > 127.0f) r = 127.0f;
   if (r < -127.0f) r = -127.0f;
@@ -126,7 +126,8 @@ void QuantizeRowsS8(const float* x, int m, int k, int ldx, int8_t* q, int ldq, f
     float maxabs = 0.0f;
     for (int j = 0; j < k; ++j) {
       float a = std::fabs(xr[j]);
-      maxabs = a > maxabs ? a : maxabs;
+      // a NaN anywhere makes maxabs NaN (and the row zero, below); `a > maxabs` alone skips NaN.
+      maxabs = (a > maxabs || a != a) ? a : maxabs;
     }
     if (!(maxabs > 0.0f) || !std::isfinite(maxabs)) {
       // zeros (or non-finite input, which upstream code never produces): quantise to zero
@@ -182,18 +183,11 @@ void LayerNorm(const float* x, int m, int d, const float* gamma, const float* be
     float* yr = y + size_t(i) * d;
     const float mean = Sum8(xr, d) / float(d);
     float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    const int d8 = d & ~7;
-    for (int j = 0; j < d8; j += 8)
-      for (int l = 0; l < 8; ++l) {
-        float t = xr[j + l] - mean;
-        lane[l] = lane[l] + t * t;
-      }
-    float var = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
-    for (int j = d8; j < d; ++j) {
+    for (int j = 0; j < d; ++j) {
       float t = xr[j] - mean;
-      var = var + t * t;
+      lane[j & 7] = lane[j & 7] + t * t;
     }
-    var = var / float(d);
+    float var = Tree8(lane) / float(d);
     const float inv = 1.0f / std::sqrt(var + eps);
     for (int j = 0; j < d; ++j) yr[j] = ((xr[j] - mean) * inv) * gamma[j] + beta[j];
   }

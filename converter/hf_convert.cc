@@ -1,0 +1,562 @@
+#include "hf_convert.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+#include <sentencepiece_processor.h>
+
+#include "crc32c.h"
+#include "io.h"
+#include "quantize.h"
+#include "safetensors.h"
+#include "spm_proto.h"
+
+#ifndef MTLITE_VERSION_STRING
+#define MTLITE_VERSION_STRING "0.0.0"
+#endif
+
+namespace mtlite {
+namespace converter {
+namespace {
+
+#define MTLITE_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::mtlite::Status _st = (expr);   \
+    if (!_st.ok()) return _st;       \
+  } while (0)
+
+Status Reject(const std::string& message) { return Status(StatusCode::kInvalidModel, message); }
+
+std::string Join(const std::string& dir, const std::string& file) {
+  return dir.empty() || dir.back() == '/' ? dir + file : dir + "/" + file;
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// A JSON file of the HF directory with typed, range-checked field access. Messages name the
+// file and the field. JSON null counts as absent.
+class JsonFile {
+ public:
+  static Status Load(const std::string& dir, const std::string& file, bool required, JsonFile* out) {
+    out->name_ = file;
+    const std::string path = Join(dir, file);
+    if (!FileExists(path)) return required ? Reject(file + ": missing from " + dir) : Status::Ok();
+    std::string text;
+    MTLITE_RETURN_IF_ERROR(ReadFile(path, &text));
+    out->json_ = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (out->json_.is_discarded() || !out->json_.is_object()) return Reject(file + ": not a JSON object");
+    return Status::Ok();
+  }
+
+  const std::string& name() const { return name_; }
+  const nlohmann::json& json() const { return json_; }
+  bool Has(const char* key) const { return json_.is_object() && json_.contains(key) && !json_[key].is_null(); }
+
+  Status Int(const char* key, int64_t lo, int64_t hi, int* out) const {
+    if (!Has(key)) return Reject(name_ + ": missing field '" + key + "'");
+    return IntOr(key, 0, lo, hi, out);
+  }
+  Status IntOr(const char* key, int def, int64_t lo, int64_t hi, int* out) const {
+    if (!Has(key)) {
+      *out = def;
+      return Status::Ok();
+    }
+    const nlohmann::json& v = json_[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
+      return Reject(name_ + ": field '" + key + "' must be an integer in [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "]");
+    }
+    *out = static_cast<int>(v.get<int64_t>());
+    return Status::Ok();
+  }
+  Status BoolOr(const char* key, bool def, bool* out) const {
+    if (!Has(key)) {
+      *out = def;
+      return Status::Ok();
+    }
+    if (!json_[key].is_boolean()) return Reject(name_ + ": field '" + key + "' must be true or false");
+    *out = json_[key].get<bool>();
+    return Status::Ok();
+  }
+  Status StringOr(const char* key, const std::string& def, std::string* out) const {
+    if (!Has(key)) {
+      *out = def;
+      return Status::Ok();
+    }
+    if (!json_[key].is_string()) return Reject(name_ + ": field '" + key + "' must be a string");
+    *out = json_[key].get<std::string>();
+    return Status::Ok();
+  }
+
+ private:
+  std::string name_;
+  nlohmann::json json_;
+};
+
+Status ParseActivation(const std::string& name, ActivationKind* out) {
+  if (name == "swish" || name == "silu") *out = ActivationKind::kSiLU;
+  else if (name == "relu") *out = ActivationKind::kReLU;
+  else if (name == "gelu") *out = ActivationKind::kGELU;
+  else if (name == "gelu_new" || name == "gelu_pytorch_tanh") *out = ActivationKind::kGELUTanh;
+  else return Reject("config.json: activation_function '" + name + "' is not supported (swish, silu, relu, gelu, gelu_new, gelu_pytorch_tanh)");
+  return Status::Ok();
+}
+
+// bad_words_ids: [[id], [id, id], ...]. Single-token entries become banned ids; longer
+// sequences cannot be expressed in the format and are reported as warnings.
+Status ReadBadWords(const JsonFile& f, std::vector<int>* ids, std::vector<std::string>* warnings) {
+  const nlohmann::json& v = f.json()["bad_words_ids"];
+  if (!v.is_array()) return Reject(f.name() + ": field 'bad_words_ids' must be a list of lists of ids");
+  for (const auto& seq : v) {
+    if (!seq.is_array() || seq.empty()) return Reject(f.name() + ": field 'bad_words_ids' must be a list of lists of ids");
+    for (const auto& id : seq) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT_MAX) {
+        return Reject(f.name() + ": field 'bad_words_ids' contains a non-integer or negative id");
+      }
+    }
+    if (seq.size() == 1) {
+      ids->push_back(seq[0].get<int>());
+    } else {
+      warnings->push_back(f.name() + ": multi-token bad_words_ids entry ignored (only single tokens are supported)");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadConfig(const JsonFile& cfg, const JsonFile& gen, ModelConfig* c, std::vector<std::string>* warnings) {
+  std::string model_type;
+  MTLITE_RETURN_IF_ERROR(cfg.StringOr("model_type", "marian", &model_type));
+  if (model_type != "marian") return Reject("config.json: model_type '" + model_type + "' is not supported (expected 'marian')");
+  for (const char* unsupported : {"normalize_before", "add_bias_logits", "normalize_embedding"}) {
+    bool v = false;
+    MTLITE_RETURN_IF_ERROR(cfg.BoolOr(unsupported, false, &v));
+    if (v) {
+      return Reject(std::string("config.json: ") + unsupported + "=true is not supported" +
+                    (std::strcmp(unsupported, "normalize_before") == 0 ? " (pre-norm models)" : ""));
+    }
+  }
+  MTLITE_RETURN_IF_ERROR(cfg.Int("d_model", 1, INT_MAX, &c->d_model));
+  MTLITE_RETURN_IF_ERROR(cfg.Int("encoder_layers", 1, INT_MAX, &c->encoder_layers));
+  MTLITE_RETURN_IF_ERROR(cfg.Int("decoder_layers", 1, INT_MAX, &c->decoder_layers));
+  MTLITE_RETURN_IF_ERROR(cfg.Int("encoder_attention_heads", 1, INT_MAX, &c->encoder_heads));
+  MTLITE_RETURN_IF_ERROR(cfg.Int("decoder_attention_heads", 1, INT_MAX, &c->decoder_heads));
+  MTLITE_RETURN_IF_ERROR(cfg.Int("encoder_ffn_dim", 1, INT_MAX, &c->encoder_ffn_dim));
+  MTLITE_RETURN_IF_ERROR(cfg.Int("decoder_ffn_dim", 1, INT_MAX, &c->decoder_ffn_dim));
+  MTLITE_RETURN_IF_ERROR(cfg.Int("max_position_embeddings", 1, INT_MAX, &c->max_positions));
+  MTLITE_RETURN_IF_ERROR(cfg.Int("vocab_size", 1, INT_MAX, &c->source_vocab_size));
+  MTLITE_RETURN_IF_ERROR(cfg.IntOr("decoder_vocab_size", c->source_vocab_size, 1, INT_MAX, &c->target_vocab_size));
+  MTLITE_RETURN_IF_ERROR(cfg.Int("pad_token_id", 0, INT_MAX, &c->pad_id));
+  MTLITE_RETURN_IF_ERROR(cfg.Int("eos_token_id", 0, INT_MAX, &c->eos_id));
+  MTLITE_RETURN_IF_ERROR(cfg.IntOr("decoder_start_token_id", c->pad_id, 0, INT_MAX, &c->decoder_start_id));
+  std::string act;
+  MTLITE_RETURN_IF_ERROR(cfg.StringOr("activation_function", "gelu", &act));  // MarianConfig default
+  MTLITE_RETURN_IF_ERROR(ParseActivation(act, &c->activation));
+  bool scale = false;
+  MTLITE_RETURN_IF_ERROR(cfg.BoolOr("scale_embedding", false, &scale));
+  c->embed_scale = scale ? std::sqrt(float(c->d_model)) : 1.0f;
+  MTLITE_RETURN_IF_ERROR(cfg.BoolOr("share_encoder_decoder_embeddings", true, &c->shared_embeddings));
+  MTLITE_RETURN_IF_ERROR(cfg.BoolOr("tie_word_embeddings", true, &c->tied_output));
+  if (c->shared_embeddings && c->source_vocab_size != c->target_vocab_size) {
+    return Reject("config.json: share_encoder_decoder_embeddings=true but vocab_size " + std::to_string(c->source_vocab_size) +
+                  " != decoder_vocab_size " + std::to_string(c->target_vocab_size));
+  }
+  c->layer_norm_eps = 1e-5f;  // torch.nn.LayerNorm default, as used by HF Marian
+
+  // Generation defaults: generation_config.json wins over config.json.
+  const JsonFile& g = gen.Has("num_beams") ? gen : cfg;
+  MTLITE_RETURN_IF_ERROR(g.IntOr("num_beams", 4, 1, INT_MAX, &c->default_beam));
+  const JsonFile& gl = gen.Has("max_length") ? gen : cfg;
+  MTLITE_RETURN_IF_ERROR(gl.IntOr("max_length", 256, 1, INT_MAX, &c->default_max_length));
+  std::vector<int> bad;
+  if (gen.Has("bad_words_ids")) MTLITE_RETURN_IF_ERROR(ReadBadWords(gen, &bad, warnings));
+  else if (cfg.Has("bad_words_ids")) MTLITE_RETURN_IF_ERROR(ReadBadWords(cfg, &bad, warnings));
+  bad.push_back(c->pad_id);  // pad is never generated
+  std::sort(bad.begin(), bad.end());
+  bad.erase(std::unique(bad.begin(), bad.end()), bad.end());
+  c->bad_word_ids = bad;
+  return Status::Ok();
+}
+
+// vocab.json {piece: id} -> dense id_to_piece; size must match the config.
+Status ReadVocab(const std::string& dir, const std::string& file, int expected, const char* size_field,
+                 std::vector<std::string>* id_to_piece, std::unordered_map<std::string, int>* index) {
+  JsonFile f;
+  MTLITE_RETURN_IF_ERROR(JsonFile::Load(dir, file, true, &f));
+  const size_t n = f.json().size();
+  id_to_piece->assign(n, std::string());
+  std::vector<bool> seen(n, false);
+  for (const auto& [piece, id] : f.json().items()) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0) return Reject(file + ": id of '" + piece + "' is not a non-negative integer");
+    const int64_t i = id.get<int64_t>();
+    if (i >= int64_t(n)) return Reject(file + ": ids are not dense 0.." + std::to_string(n - 1) + " (found id " + std::to_string(i) + ")");
+    if (seen[size_t(i)]) return Reject(file + ": id " + std::to_string(i) + " is assigned to more than one piece");
+    seen[size_t(i)] = true;
+    (*id_to_piece)[size_t(i)] = piece;
+    (*index)[piece] = int(i);
+  }
+  if (int64_t(n) != expected) {
+    return Reject("vocab/spm disagreement: " + file + " has " + std::to_string(n) + " entries but config.json " +
+                  size_field + " is " + std::to_string(expected));
+  }
+  return Status::Ok();
+}
+
+Status ReadSpm(const std::string& dir, const std::string& file, std::string* bytes, SpmProto* proto) {
+  MTLITE_RETURN_IF_ERROR(ReadFile(Join(dir, file), bytes));
+  sentencepiece::SentencePieceProcessor sp;
+  const auto st = sp.LoadFromSerializedProto(*bytes);
+  if (!st.ok()) return Reject(file + ": not a valid SentencePiece model: " + st.ToString());
+  Status s = ParseSpmProto(*bytes, proto);
+  if (!s.ok()) return Reject(file + ": " + s.message());
+  if (proto->model_type != 1) return Reject(file + ": model_type " + std::to_string(proto->model_type) + " is not supported (only unigram)");
+  if (int(proto->pieces.size()) != sp.GetPieceSize()) return Reject(file + ": piece count disagrees with libsentencepiece");
+  return Status::Ok();
+}
+
+// spm piece index -> vocab id; pieces missing from the vocab map to the vocab's unknown id.
+Status MapToVocab(const std::string& spm_file, const SpmProto& spm, const std::string& vocab_file,
+                  const std::unordered_map<std::string, int>& vocab, std::vector<int32_t>* to_vocab, int* unk,
+                  std::vector<std::string>* warnings) {
+  auto it = vocab.find(spm.pieces[size_t(spm.unk_id)].piece);
+  if (it == vocab.end()) it = vocab.find("<unk>");
+  if (it == vocab.end()) return Reject("vocab/spm disagreement: " + vocab_file + " has no entry for the unknown piece of " + spm_file);
+  *unk = it->second;
+  to_vocab->clear();
+  int missing = 0;
+  for (const SpmPiece& p : spm.pieces) {
+    auto v = vocab.find(p.piece);
+    missing += v == vocab.end();
+    to_vocab->push_back(v == vocab.end() ? *unk : v->second);
+  }
+  if (missing) warnings->push_back(std::to_string(missing) + " pieces of " + spm_file + " are not in " + vocab_file + " (mapped to <unk>)");
+  return Status::Ok();
+}
+
+// Marian's sinusoid (schema/mtlite.fbs PositionKind): row p = [sin(p w_i)] ++ [cos(p w_i)].
+std::vector<float> MarianSinusoid(int positions, int d) {
+  std::vector<float> t(size_t(positions) * size_t(d));
+  const int half = d / 2;
+  for (int p = 0; p < positions; ++p) {
+    for (int i = 0; i < half; ++i) {
+      const double a = double(p) * std::pow(10000.0, -2.0 * i / d);
+      t[size_t(p) * size_t(d) + size_t(i)] = float(std::sin(a));
+      t[size_t(p) * size_t(d) + size_t(half + i)] = float(std::cos(a));
+    }
+  }
+  return t;
+}
+
+class TensorConverter {
+ public:
+  TensorConverter(const Safetensors& st, Quantization q, ModelSpec* spec, ConversionReport* report)
+      : st_(st), q_(q), spec_(spec), report_(report) {}
+
+  // Reads the first present candidate, which must have one of the accepted shapes and
+  // contain only finite values.
+  Status Read(const std::vector<std::string>& candidates, const std::vector<std::vector<int64_t>>& shapes,
+              std::vector<float>* out) {
+    const std::string* name = nullptr;
+    for (const std::string& c : candidates) {
+      if (st_.Has(c)) {
+        name = &c;
+        break;
+      }
+    }
+    if (!name) return Reject("model.safetensors: missing tensor '" + candidates.front() + "'");
+    const Safetensors::Entry* e = st_.Find(*name);
+    if (std::find(shapes.begin(), shapes.end(), e->shape) == shapes.end()) {
+      return Reject("model.safetensors: tensor '" + *name + "' has shape " + ShapeString(e->shape) + ", expected " +
+                    ShapeString(shapes.front()) + " (from config.json)");
+    }
+    MTLITE_RETURN_IF_ERROR(st_.ReadF32(*name, out));
+    for (float v : *out) {
+      if (!std::isfinite(v)) return Reject("model.safetensors: tensor '" + *name + "' contains NaN or infinite values");
+    }
+    used_.insert(*name);
+    return Status::Ok();
+  }
+
+  bool Has(const std::string& name) const { return st_.Has(name); }
+
+  // A 2-D weight [rows][cols], encoded per the quantization mode.
+  Status Weight(const std::string& name, std::vector<std::string> candidates, int rows, int cols,
+                const char* component) {
+    candidates.insert(candidates.begin(), name);
+    std::vector<float> w;
+    MTLITE_RETURN_IF_ERROR(Read(candidates, {{rows, cols}}, &w));
+    TensorSpec t;
+    t.name = name;
+    t.shape = {rows, cols};
+    EncodeError err;
+    switch (q_) {
+      case Quantization::kInt8:
+        t.dtype = WeightType::kInt8;
+        err = QuantizeInt8(w.data(), rows, cols, &t.data, &t.scales);
+        break;
+      case Quantization::kFp16:
+        t.dtype = WeightType::kF16;
+        err = EncodeF16(w.data(), w.size(), &t.data);
+        break;
+      case Quantization::kFp32:
+        t.dtype = WeightType::kF32;
+        t.data.resize(w.size() * 4);
+        std::memcpy(t.data.data(), w.data(), t.data.size());
+        break;
+    }
+    Add(std::move(t), component, q_ != Quantization::kFp32, err);
+    return Status::Ok();
+  }
+
+  // An f32 tensor stored as is (biases, norms, final_logits_bias, position tables).
+  Status F32(const std::string& name, const std::vector<std::vector<int64_t>>& accepted,
+             std::vector<int64_t> stored_shape, const char* component) {
+    std::vector<float> v;
+    MTLITE_RETURN_IF_ERROR(Read({name}, accepted, &v));
+    AddF32(name, std::move(stored_shape), v, component);
+    return Status::Ok();
+  }
+
+  void AddF32(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& v, const char* component) {
+    TensorSpec t;
+    t.name = name;
+    t.shape = std::move(shape);
+    t.data.resize(v.size() * 4);
+    std::memcpy(t.data.data(), v.data(), t.data.size());
+    Add(std::move(t), component, false, {});
+  }
+
+  Status Linear(const std::string& prefix, int rows, int cols, const char* component) {
+    MTLITE_RETURN_IF_ERROR(Weight(prefix + ".weight", {}, rows, cols, component));
+    return F32(prefix + ".bias", {{rows}}, {rows}, component);
+  }
+
+  Status LayerNorm(const std::string& prefix, int d, const char* component) {
+    MTLITE_RETURN_IF_ERROR(F32(prefix + ".weight", {{d}}, {d}, component));
+    return F32(prefix + ".bias", {{d}}, {d}, component);
+  }
+
+  Status Attention(const std::string& prefix, int d, const char* component) {
+    for (const char* p : {".q_proj", ".k_proj", ".v_proj", ".out_proj"}) {
+      MTLITE_RETURN_IF_ERROR(Linear(prefix + p, d, d, component));
+    }
+    return Status::Ok();
+  }
+
+  std::vector<std::string> Unused() const {
+    std::vector<std::string> out;
+    for (const auto& [name, e] : st_.entries()) {
+      if (!used_.count(name)) out.push_back(name);
+    }
+    return out;
+  }
+
+ private:
+  void Add(TensorSpec t, const char* component, bool encoded, const EncodeError& err) {
+    TensorReport r;
+    r.name = t.name;
+    r.component = component;
+    r.dtype = t.dtype;
+    r.shape = t.shape;
+    r.bytes = t.data.size() + t.scales.size() * sizeof(float);
+    r.encoded = encoded;
+    r.max_abs_error = err.max_abs;
+    r.rel_rms_error = err.rel_rms;
+    report_->tensors.push_back(std::move(r));
+    spec_->tensors.push_back(std::move(t));
+  }
+
+  const Safetensors& st_;
+  const Quantization q_;
+  ModelSpec* spec_;
+  ConversionReport* report_;
+  std::set<std::string> used_;
+};
+
+Status ConvertTensors(const Safetensors& st, Quantization q, ModelSpec* spec, ConversionReport* report) {
+  ModelConfig& c = spec->config;
+  const int d = c.d_model;
+  TensorConverter tc(st, q, spec, report);
+  const char* kEmb = "embeddings/output";
+  const std::vector<std::string> lm_head = c.tied_output ? std::vector<std::string>{"lm_head.weight"} : std::vector<std::string>{};
+  if (c.shared_embeddings) {
+    std::vector<std::string> alt = {"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"};
+    alt.insert(alt.end(), lm_head.begin(), lm_head.end());
+    MTLITE_RETURN_IF_ERROR(tc.Weight("model.shared.weight", alt, c.source_vocab_size, d, kEmb));
+  } else {
+    MTLITE_RETURN_IF_ERROR(tc.Weight("model.encoder.embed_tokens.weight", {}, c.source_vocab_size, d, kEmb));
+    MTLITE_RETURN_IF_ERROR(tc.Weight("model.decoder.embed_tokens.weight", lm_head, c.target_vocab_size, d, kEmb));
+  }
+  if (!c.tied_output) MTLITE_RETURN_IF_ERROR(tc.Weight("lm_head.weight", {}, c.target_vocab_size, d, kEmb));
+
+  c.has_final_logits_bias = tc.Has("final_logits_bias");
+  if (c.has_final_logits_bias) {
+    const int64_t v = c.target_vocab_size;
+    MTLITE_RETURN_IF_ERROR(tc.F32("final_logits_bias", {{1, v}, {v}}, {v}, "final_logits_bias"));
+  }
+
+  // Positions: nothing stored when both tables (or their absence) are Marian's sinusoid.
+  const int P = c.max_positions;
+  const std::string pos_names[2] = {"model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"};
+  std::vector<float> tables[2];
+  c.positions_stored = false;
+  for (int side = 0; side < 2; ++side) {
+    if (!tc.Has(pos_names[side])) continue;
+    MTLITE_RETURN_IF_ERROR(tc.Read({pos_names[side]}, {{P, d}}, &tables[side]));
+    bool sinusoid = d % 2 == 0;
+    if (sinusoid) {
+      const std::vector<float> ref = MarianSinusoid(P, d);
+      for (size_t i = 0; i < ref.size() && sinusoid; ++i) sinusoid = std::fabs(ref[i] - tables[side][i]) <= 1e-5f;
+    }
+    c.positions_stored = c.positions_stored || !sinusoid;
+  }
+  if (c.positions_stored) {
+    for (int side = 0; side < 2; ++side) {
+      if (tables[side].empty()) tables[side] = MarianSinusoid(P, d);
+      tc.AddF32(pos_names[side], {P, d}, tables[side], "positions");
+    }
+  }
+
+  for (int i = 0; i < c.encoder_layers; ++i) {
+    const std::string p = "model.encoder.layers." + std::to_string(i);
+    MTLITE_RETURN_IF_ERROR(tc.Attention(p + ".self_attn", d, "encoder"));
+    MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + ".self_attn_layer_norm", d, "encoder"));
+    MTLITE_RETURN_IF_ERROR(tc.Linear(p + ".fc1", c.encoder_ffn_dim, d, "encoder"));
+    MTLITE_RETURN_IF_ERROR(tc.Linear(p + ".fc2", d, c.encoder_ffn_dim, "encoder"));
+    MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + ".final_layer_norm", d, "encoder"));
+  }
+  for (int i = 0; i < c.decoder_layers; ++i) {
+    const std::string p = "model.decoder.layers." + std::to_string(i);
+    MTLITE_RETURN_IF_ERROR(tc.Attention(p + ".self_attn", d, "decoder"));
+    MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + ".self_attn_layer_norm", d, "decoder"));
+    MTLITE_RETURN_IF_ERROR(tc.Attention(p + ".encoder_attn", d, "decoder"));
+    MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + ".encoder_attn_layer_norm", d, "decoder"));
+    MTLITE_RETURN_IF_ERROR(tc.Linear(p + ".fc1", c.decoder_ffn_dim, d, "decoder"));
+    MTLITE_RETURN_IF_ERROR(tc.Linear(p + ".fc2", d, c.decoder_ffn_dim, "decoder"));
+    MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + ".final_layer_norm", d, "decoder"));
+  }
+  const std::vector<std::string> unused = tc.Unused();
+  if (!unused.empty()) {
+    std::string list;
+    for (const std::string& n : unused) list += (list.empty() ? "" : ", ") + n;
+    report->warnings.push_back("model.safetensors: ignored tensors (tied copies or unused): " + list);
+  }
+  return Status::Ok();
+}
+
+Status ConvertTokenizer(const std::string& dir, const JsonFile& tok_cfg, ModelSpec* spec, ConversionReport* report) {
+  ModelConfig& c = spec->config;
+  std::unordered_map<std::string, int> src_index, tgt_index;
+  MTLITE_RETURN_IF_ERROR(ReadVocab(dir, "vocab.json", c.source_vocab_size, "vocab_size", &spec->source_vocab, &src_index));
+  bool separate = false;
+  MTLITE_RETURN_IF_ERROR(tok_cfg.BoolOr("separate_vocabs", false, &separate));
+  const bool has_target_vocab = FileExists(Join(dir, "target_vocab.json"));
+  if (separate && !has_target_vocab) return Reject("tokenizer_config.json: separate_vocabs is true but target_vocab.json is missing");
+  if (has_target_vocab) {
+    spec->target_vocab.emplace();
+    MTLITE_RETURN_IF_ERROR(ReadVocab(dir, "target_vocab.json", c.target_vocab_size, "decoder_vocab_size",
+                                     &*spec->target_vocab, &tgt_index));
+  } else if (c.target_vocab_size != c.source_vocab_size) {
+    return Reject("vocab/spm disagreement: config.json decoder_vocab_size " + std::to_string(c.target_vocab_size) +
+                  " != vocab_size " + std::to_string(c.source_vocab_size) + " but there is no target_vocab.json");
+  }
+
+  std::string src_bytes, tgt_bytes;
+  MTLITE_RETURN_IF_ERROR(ReadSpm(dir, "source.spm", &src_bytes, &spec->source_spm.proto));
+  MTLITE_RETURN_IF_ERROR(MapToVocab("source.spm", spec->source_spm.proto, "vocab.json", src_index,
+                                    &spec->source_spm.to_vocab, &c.unk_id, &report->warnings));
+  SpmSpec target;
+  MTLITE_RETURN_IF_ERROR(ReadSpm(dir, "target.spm", &tgt_bytes, &target.proto));
+  if (tgt_bytes != src_bytes || has_target_vocab) {
+    int target_unk = 0;
+    MTLITE_RETURN_IF_ERROR(MapToVocab("target.spm", target.proto, has_target_vocab ? "target_vocab.json" : "vocab.json",
+                                      has_target_vocab ? tgt_index : src_index, &target.to_vocab, &target_unk,
+                                      &report->warnings));
+    spec->target_spm = std::move(target);
+  }
+  MTLITE_RETURN_IF_ERROR(tok_cfg.StringOr("source_lang", "", &c.source_lang));
+  MTLITE_RETURN_IF_ERROR(tok_cfg.StringOr("target_lang", "", &c.target_lang));
+  return Status::Ok();
+}
+
+uint64_t SpmDataBytes(const SpmSpec& s) { return s.proto.pieces.size() * 4 + s.proto.precompiled_charsmap.size(); }
+
+}  // namespace
+
+const char* QuantizationName(Quantization q) {
+  switch (q) {
+    case Quantization::kInt8: return "int8";
+    case Quantization::kFp16: return "fp16";
+    case Quantization::kFp32: return "fp32";
+  }
+  return "?";
+}
+
+bool ParseQuantization(const std::string& s, Quantization* q) {
+  for (Quantization c : {Quantization::kInt8, Quantization::kFp16, Quantization::kFp32}) {
+    if (s == QuantizationName(c)) {
+      *q = c;
+      return true;
+    }
+  }
+  return false;
+}
+
+Status ConvertHfDir(const std::string& dir, Quantization q, ModelSpec* spec, ConversionReport* report) {
+  *spec = ModelSpec();
+  *report = ConversionReport();
+  JsonFile cfg, gen, tok;
+  MTLITE_RETURN_IF_ERROR(JsonFile::Load(dir, "config.json", true, &cfg));
+  MTLITE_RETURN_IF_ERROR(JsonFile::Load(dir, "generation_config.json", false, &gen));
+  MTLITE_RETURN_IF_ERROR(JsonFile::Load(dir, "tokenizer_config.json", false, &tok));
+  MTLITE_RETURN_IF_ERROR(ReadConfig(cfg, gen, &spec->config, &report->warnings));
+  MTLITE_RETURN_IF_ERROR(ConvertTokenizer(dir, tok, spec, report));
+
+  const std::string st_path = Join(dir, "model.safetensors");
+  if (!FileExists(st_path)) {
+    return Reject("model.safetensors: missing from " + dir +
+                  (FileExists(Join(dir, "pytorch_model.bin")) ? " (convert pytorch_model.bin with converter/pt_to_safetensors.py)" : ""));
+  }
+  Safetensors st;
+  MTLITE_RETURN_IF_ERROR(Safetensors::Open(st_path, &st));
+  report->safetensors_bytes = st.bytes().size();
+  MTLITE_RETURN_IF_ERROR(ConvertTensors(st, q, spec, report));
+
+  char hash[64];
+  std::snprintf(hash, sizeof hash, "crc32c:%08x size:%llx", unsigned(Crc32c(st.bytes().data(), st.bytes().size())),
+                static_cast<unsigned long long>(st.bytes().size()));
+  spec->source_hash = hash;
+  spec->quantization = QuantizationName(q);
+  spec->converter_version = std::string("mtlite convert ") + MTLITE_VERSION_STRING;
+  spec->extra.push_back({"hf_model_type", "marian"});
+  std::string transformers;
+  if (cfg.StringOr("transformers_version", "", &transformers).ok() && !transformers.empty()) {
+    spec->extra.push_back({"hf_transformers_version", transformers});
+  }
+  return Status::Ok();
+}
+
+Status ConvertToBytes(const std::string& hf_dir, Quantization q, AlignedBytes* out, ConversionReport* report) {
+  ModelSpec spec;
+  MTLITE_RETURN_IF_ERROR(ConvertHfDir(hf_dir, q, &spec, report));
+  *out = SerializeModel(spec);
+  auto loaded = Model::FromBuffer(out->data(), out->size(), LoadOptions{/*verify_checksums=*/true});
+  if (!loaded.ok()) return Status(loaded.status().code(), "converted model rejected by the runtime: " + loaded.status().message());
+  report->file_bytes = out->size();
+  report->flatbuffer_bytes = uint64_t((*out)[0] | (*out)[1] << 8 | (*out)[2] << 16 | uint32_t((*out)[3]) << 24) + 4;
+  report->tokenizer_data_bytes = SpmDataBytes(spec.source_spm) + (spec.target_spm ? SpmDataBytes(*spec.target_spm) : 0);
+  return Status::Ok();
+}
+
+}  // namespace converter
+}  // namespace mtlite

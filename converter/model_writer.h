@@ -1,0 +1,73 @@
+// In-memory description of an .mtlite model (what the converter produced) and its serializer.
+// Tests build damaged variants by editing a ModelSpec and serializing it again.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mtlite/mtlite.hpp"
+#include "spm_proto.h"
+
+namespace mtlite {
+namespace converter {
+
+constexpr uint32_t kFormatVersion = 1;
+
+// std::vector storage aligned to 64 bytes, so a serialized model can be used with
+// Model::FromBuffer directly.
+template <class T>
+struct Aligned64Allocator {
+  using value_type = T;
+  Aligned64Allocator() = default;
+  template <class U>
+  Aligned64Allocator(const Aligned64Allocator<U>&) {}  // NOLINT
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+  template <class U>
+  bool operator==(const Aligned64Allocator<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const Aligned64Allocator<U>&) const { return false; }
+};
+using AlignedBytes = std::vector<uint8_t, Aligned64Allocator<uint8_t>>;
+
+struct TensorSpec {
+  std::string name;              // HF name
+  WeightType dtype = WeightType::kF32;
+  std::vector<int64_t> shape;
+  // Stored bytes. kInt8: BlockedN8K4 layout, SymmetricPerChannel with `scales` (one per row);
+  // kF16: row-major binary16 bits; kF32: row-major.
+  std::vector<uint8_t> data;
+  std::vector<float> scales;
+};
+
+struct SpmSpec {
+  SpmProto proto;
+  std::vector<int32_t> to_vocab;  // spm piece index -> model vocab id
+};
+
+struct ModelSpec {
+  uint32_t format_version = kFormatVersion;
+  ModelConfig config;            // weight_type is implied by the tensors; langs go to metadata
+  std::vector<TensorSpec> tensors;
+  SpmSpec source_spm;
+  std::optional<SpmSpec> target_spm;                  // absent: same as source
+  std::vector<std::string> source_vocab;              // id -> piece
+  std::optional<std::vector<std::string>> target_vocab;
+  std::string converter_version, quantization, source_hash;
+  std::vector<std::pair<std::string, std::string>> extra;
+};
+
+// [size-prefixed FlatBuffer "MTL1"][zero padding][data segment]; every data buffer starts at
+// a 64-byte-aligned file offset and carries its CRC32C. Deterministic for a given spec.
+AlignedBytes SerializeModel(const ModelSpec& spec);
+
+// Piece indices sorted by bytewise comparison of the piece strings (SentencePieceModel.sorted_pieces).
+std::vector<int32_t> SortedPieceOrder(const std::vector<SpmPiece>& pieces);
+
+}  // namespace converter
+}  // namespace mtlite

@@ -1,0 +1,78 @@
+/* mtlite — plain C API for embedding in apps. All functions return MTLITE_OK (0) or an
+ * error code; mtlite_last_error() gives the message of the last failure on this thread.
+ * Results are views into the translator's arena, valid until its next translate call. */
+#ifndef MTLITE_H_
+#define MTLITE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  MTLITE_OK = 0,
+  MTLITE_INVALID_ARGUMENT = 1,
+  MTLITE_INVALID_MODEL = 2,
+  MTLITE_CHECKSUM_MISMATCH = 3,
+  MTLITE_IO_ERROR = 4,
+  MTLITE_OUT_OF_RANGE = 5,
+  MTLITE_UNSUPPORTED = 6,
+  MTLITE_RESOURCE_EXHAUSTED = 7,
+  MTLITE_INTERNAL = 8
+} mtlite_status;
+
+typedef struct mtlite_model mtlite_model;
+typedef struct mtlite_translator mtlite_translator;
+
+typedef struct {
+  int max_batch, max_source_tokens, max_target_tokens, max_beam, max_n_best, max_input_bytes;
+  int alignments; /* bool */
+  int num_threads;
+} mtlite_limits;
+
+typedef struct {
+  int beam_size, max_length;
+  float max_length_ratio;
+  int max_length_offset;
+  float length_penalty;
+  int n_best, return_scores, return_alignments, alignment_layer;
+} mtlite_options;
+
+typedef struct {
+  const int32_t* ids; /* without the final </s> */
+  int num_ids;
+  const char* text; /* not NUL-terminated: use text_len */
+  size_t text_len;
+  float score;
+  const float* alignment; /* [num_ids + 1][source_tokens] or NULL */
+  int source_tokens;
+} mtlite_hypothesis;
+
+const char* mtlite_version(void);
+const char* mtlite_last_error(void);
+void mtlite_limits_default(mtlite_limits* limits);
+void mtlite_options_default(mtlite_options* options);
+
+mtlite_status mtlite_model_load(const char* path, int verify_checksums, mtlite_model** out);
+/* `data` must stay valid for the model's lifetime and be 64-byte aligned. */
+mtlite_status mtlite_model_from_buffer(const void* data, size_t size, int verify_checksums, mtlite_model** out);
+void mtlite_model_free(mtlite_model* model);
+
+mtlite_status mtlite_translator_create(const mtlite_model* model, const mtlite_limits* limits,
+                                       mtlite_translator** out);
+size_t mtlite_translator_arena_bytes(const mtlite_translator* translator);
+void mtlite_translator_free(mtlite_translator* translator);
+
+/* texts[i] of lengths[i] bytes (lengths may be NULL: NUL-terminated). No heap allocation. */
+mtlite_status mtlite_translate(mtlite_translator* translator, const char* const* texts, const size_t* lengths,
+                               size_t n, const mtlite_options* options);
+int mtlite_result_count(const mtlite_translator* translator, size_t sentence);
+mtlite_status mtlite_result_get(const mtlite_translator* translator, size_t sentence, int k,
+                                mtlite_hypothesis* out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MTLITE_H_ */

@@ -1,0 +1,145 @@
+// C API over the C++ API. Translate calls allocate nothing (views into the arena).
+#include "mtlite/mtlite.h"
+
+#include <cstring>
+#include <string>
+
+#include "mtlite/mtlite.hpp"
+
+struct mtlite_model {
+  std::shared_ptr<const mtlite::Model> model;
+};
+struct mtlite_translator {
+  std::unique_ptr<mtlite::Translator> translator;
+  const mtlite::SentenceResultView* results = nullptr;
+  size_t num_results = 0;
+};
+
+namespace {
+thread_local std::string g_last_error;
+
+mtlite_status Fail(const mtlite::Status& s) {
+  g_last_error = s.message();
+  return static_cast<mtlite_status>(s.code());
+}
+mtlite_status Fail(mtlite_status code, const char* msg) {
+  g_last_error = msg;
+  return code;
+}
+}  // namespace
+
+extern "C" {
+
+const char* mtlite_version(void) { return mtlite::Version(); }
+const char* mtlite_last_error(void) { return g_last_error.c_str(); }
+
+void mtlite_limits_default(mtlite_limits* l) {
+  if (!l) return;
+  mtlite::TranslatorLimits d;
+  *l = {d.max_batch, d.max_source_tokens, d.max_target_tokens, d.max_beam, d.max_n_best, d.max_input_bytes,
+        d.alignments ? 1 : 0, d.num_threads};
+}
+
+void mtlite_options_default(mtlite_options* o) {
+  if (!o) return;
+  mtlite::TranslateOptions d;
+  *o = {d.beam_size, d.max_length, d.max_length_ratio, d.max_length_offset, d.length_penalty,
+        d.n_best, d.return_scores ? 1 : 0, d.return_alignments ? 1 : 0, d.alignment_layer};
+}
+
+mtlite_status mtlite_model_load(const char* path, int verify, mtlite_model** out) {
+  if (!path || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+  *out = nullptr;
+  mtlite::LoadOptions lo;
+  lo.verify_checksums = verify != 0;
+  auto r = mtlite::Model::Load(path, lo);
+  if (!r.ok()) return Fail(r.status());
+  *out = new mtlite_model{std::move(r.value())};
+  return MTLITE_OK;
+}
+
+mtlite_status mtlite_model_from_buffer(const void* data, size_t size, int verify, mtlite_model** out) {
+  if (!data || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+  *out = nullptr;
+  mtlite::LoadOptions lo;
+  lo.verify_checksums = verify != 0;
+  auto r = mtlite::Model::FromBuffer(data, size, lo);
+  if (!r.ok()) return Fail(r.status());
+  *out = new mtlite_model{std::move(r.value())};
+  return MTLITE_OK;
+}
+
+void mtlite_model_free(mtlite_model* m) { delete m; }
+
+mtlite_status mtlite_translator_create(const mtlite_model* m, const mtlite_limits* l, mtlite_translator** out) {
+  if (!m || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+  *out = nullptr;
+  mtlite::TranslatorLimits lim;
+  if (l) {
+    lim.max_batch = l->max_batch;
+    lim.max_source_tokens = l->max_source_tokens;
+    lim.max_target_tokens = l->max_target_tokens;
+    lim.max_beam = l->max_beam;
+    lim.max_n_best = l->max_n_best;
+    lim.max_input_bytes = l->max_input_bytes;
+    lim.alignments = l->alignments != 0;
+    lim.num_threads = l->num_threads;
+  }
+  auto r = mtlite::Translator::Create(m->model, lim);
+  if (!r.ok()) return Fail(r.status());
+  *out = new mtlite_translator{std::move(r.value())};
+  return MTLITE_OK;
+}
+
+size_t mtlite_translator_arena_bytes(const mtlite_translator* t) { return t ? t->translator->arena_bytes() : 0; }
+void mtlite_translator_free(mtlite_translator* t) { delete t; }
+
+mtlite_status mtlite_translate(mtlite_translator* t, const char* const* texts, const size_t* lengths, size_t n,
+                               const mtlite_options* o) {
+  if (!t || (!texts && n > 0)) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+  t->results = nullptr;
+  t->num_results = 0;
+  if (n > size_t(t->translator->limits().max_batch))
+    return Fail(MTLITE_OUT_OF_RANGE, "more sentences than max_batch");
+  mtlite::TranslateOptions opt;
+  if (o) {
+    opt.beam_size = o->beam_size;
+    opt.max_length = o->max_length;
+    opt.max_length_ratio = o->max_length_ratio;
+    opt.max_length_offset = o->max_length_offset;
+    opt.length_penalty = o->length_penalty;
+    opt.n_best = o->n_best;
+    opt.return_scores = o->return_scores != 0;
+    opt.return_alignments = o->return_alignments != 0;
+    opt.alignment_layer = o->alignment_layer;
+  }
+  std::string_view views[64];
+  const mtlite::SentenceResultView* res = nullptr;
+  // Translate in chunks of 64 would break result indexing; max_batch above 64 goes through
+  // a loop-free path only when n <= 64.
+  if (n > 64) return Fail(MTLITE_OUT_OF_RANGE, "the C API translates at most 64 sentences per call");
+  for (size_t i = 0; i < n; ++i) {
+    if (!texts[i]) return Fail(MTLITE_INVALID_ARGUMENT, "null text");
+    views[i] = std::string_view(texts[i], lengths ? lengths[i] : std::strlen(texts[i]));
+  }
+  mtlite::Status s = t->translator->TranslateViews(views, n, opt, &res);
+  if (!s.ok()) return Fail(s);
+  t->results = res;
+  t->num_results = n;
+  return MTLITE_OK;
+}
+
+int mtlite_result_count(const mtlite_translator* t, size_t sentence) {
+  if (!t || sentence >= t->num_results) return 0;
+  return t->results[sentence].num_hypotheses;
+}
+
+mtlite_status mtlite_result_get(const mtlite_translator* t, size_t sentence, int k, mtlite_hypothesis* out) {
+  if (!t || !out || sentence >= t->num_results || k < 0 || k >= t->results[sentence].num_hypotheses)
+    return Fail(MTLITE_OUT_OF_RANGE, "no such result");
+  const mtlite::HypothesisView& h = t->results[sentence].hypotheses[k];
+  *out = {h.ids, h.num_ids, h.text.data(), h.text.size(), h.score, h.alignment, h.source_tokens};
+  return MTLITE_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Cross-builds mtlite for an ARM Linux target and tests it under qemu-user:
+#   1. the host build (build/) provides flatc-free things the target cannot make: the demo models
+#      (the converter is a host tool) and the x86-64 reference output; built if missing;
+#   2. configure + build build-<arch> with platforms/<triplet>.cmake (Release);
+#   3. ctest: every unit test under qemu (aarch64: qemu's default cpu `max`, which has dotprod);
+#      aarch64 also runs kernels_test again with QEMU_CPU=cortex-a72 (no dotprod: plain NEON);
+#   4. end to end: the first N lines of tests/data/dev/multi30k.val.en translated with
+#      demo.int8.mtlite (--output-ids) under qemu must be token-identical to the host's output
+#      (the kernels are specified bit-identical across ISAs); differing lines are printed.
+#
+#   bash scripts/cross_test.sh <aarch64|armhf>
+# Environment:
+#   JOBS                 build parallelism (default 2)
+#   MTLITE_HOST_BUILD    host build dir (default build)
+#   MTLITE_CROSS_LINES   sentences for the end-to-end check (default 200)
+#   MTLITE_USE_XNNPACK   ON/OFF for the target build (default ON)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC=$PWD
+
+arch=${1:-}
+case "$arch" in
+  aarch64) triplet=aarch64-linux-gnu;   debarch=arm64 ;;
+  armhf)   triplet=arm-linux-gnueabihf; debarch=armhf ;;
+  *) echo "usage: $0 <aarch64|armhf>" >&2; exit 2 ;;
+esac
+JOBS=${JOBS:-2}
+HOST=$(realpath -m "${MTLITE_HOST_BUILD:-build}")
+OUT=$SRC/build-$arch
+LINES=${MTLITE_CROSS_LINES:-200}
+DATA=$SRC/tests/data/dev/multi30k.val.en
+export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
+
+say() { echo "cross_test[$arch]: $*"; }
+die() { echo "cross_test[$arch]: FAIL: $*" >&2; exit 1; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+command -v "$triplet-g++" >/dev/null || die "$triplet-g++ missing (apt-get install crossbuild-essential-$debarch; scripts/setup.sh does)"
+[ -f "$DATA" ] || die "$DATA missing"
+
+# ---- 1. host build: demo models + the reference translation ---------------------------------
+t=$(now)
+if [ ! -f "$HOST/build.ninja" ] && [ ! -f "$HOST/Makefile" ]; then
+  say "no host build in $HOST: configuring it"
+  cmake -S "$SRC" -B "$HOST" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build "$HOST" -j"$JOBS" --target mtlite_cli demo_models
+MODELS=$HOST/models
+for q in int8 fp16 fp32; do [ -f "$MODELS/demo.$q.mtlite" ] || die "$MODELS/demo.$q.mtlite was not made"; done
+say "host build ready ($(since "$t") s)"
+
+# ---- 2. cross build -------------------------------------------------------------------------
+bash scripts/arm_sysroot.sh "$debarch"
+t=$(now)
+cmake -S "$SRC" -B "$OUT" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_TOOLCHAIN_FILE="$SRC/platforms/$triplet.cmake" \
+      -DMTLITE_MODEL_DIR="$MODELS" -DMTLITE_USE_XNNPACK="${MTLITE_USE_XNNPACK:-ON}" >/dev/null
+cmake --build "$OUT" -j"$JOBS"
+say "cross build done ($(since "$t") s)"
+
+# The emulator command the toolchain file gave ctest (a ;-list in the cache).
+emu_line=$(grep '^MTLITE_CROSS_EMULATOR:' "$OUT/CMakeCache.txt" | cut -d= -f2-)
+[ -n "$emu_line" ] || die "MTLITE_CROSS_EMULATOR not in $OUT/CMakeCache.txt (toolchain file?)"
+IFS=';' read -r -a EMU <<< "$emu_line"
+command -v "${EMU[0]}" >/dev/null || die "${EMU[0]} missing (apt-get install qemu-user)"
+# The toolchain leaves the cpu to qemu's default; an inherited QEMU_CPU would change what is tested.
+unset QEMU_CPU QEMU_LD_PREFIX MTLITE_KERNELS MTLITE_ASSUME_DOTPROD
+
+# ---- 3. unit tests under qemu ---------------------------------------------------------------
+t=$(now)
+ctest --test-dir "$OUT" --output-on-failure -j"$JOBS"
+say "ctest under ${EMU[0]} (default cpu) passed ($(since "$t") s)"
+
+if [ "$arch" = aarch64 ]; then
+  [ -x "$OUT/tests/kernels_test" ] || die "$OUT/tests/kernels_test was not built"
+  t=$(now)
+  (cd "$OUT/tests" && QEMU_CPU=cortex-a72 "${EMU[@]}" ./kernels_test --gtest_brief=1) ||
+    die "kernels_test failed with QEMU_CPU=cortex-a72 (plain NEON, no dotprod)"
+  say "kernels_test with QEMU_CPU=cortex-a72 passed ($(since "$t") s)"
+fi
+
+# ---- 4. end to end: token-identical with the host -------------------------------------------
+E2E=$OUT/e2e
+mkdir -p "$E2E"
+head -n "$LINES" "$DATA" > "$E2E/src.en"
+n=$(wc -l < "$E2E/src.en")
+run_translate() {  # <out> <command...>
+  local out=$1; shift
+  "$@" translate -m "$MODELS/demo.int8.mtlite" --output-ids < "$E2E/src.en" > "$out" ||
+    die "translate failed: $*"
+  [ "$(wc -l < "$out")" = "$n" ] || die "$out has $(wc -l < "$out") lines, expected $n"
+}
+compare() {  # <host ids> <target ids> <label>
+  if cmp -s "$1" "$2"; then
+    say "$3: $n/$n lines token-identical to x86-64"
+    return 0
+  fi
+  local bad
+  bad=$(paste -d '\t' "$1" "$2" | awk -F '\t' '$1 != $2 { c++ } END { print c + 0 }')
+  echo "cross_test[$arch]: $3: $bad of $n lines differ from x86-64:" >&2
+  paste -d '\t' "$1" "$2" | awk -F '\t' -v src="$E2E/src.en" '
+    BEGIN { while ((getline l < src) > 0) s[++k] = l }
+    $1 != $2 { printf "  line %d: %s\n    x86-64: %s\n    %s: %s\n", NR, s[NR], $1, "'"$arch"'", $2 }' >&2
+  return 1
+}
+t=$(now)
+run_translate "$E2E/x86_64.ids" "$HOST/mtlite"
+say "host translated $n lines ($(since "$t") s)"
+t=$(now)
+run_translate "$E2E/$arch.ids" "${EMU[@]}" "$OUT/mtlite"
+say "$arch translated $n lines under ${EMU[0]} ($(since "$t") s)"
+compare "$E2E/x86_64.ids" "$E2E/$arch.ids" "$arch int8" || die "$arch int8 output differs from x86-64"
+say "all passed"

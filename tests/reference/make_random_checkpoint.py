@@ -1,0 +1,202 @@
+#!/usr/bin/python3
+"""Writes a random-initialised HF MarianMT checkpoint directory (seeded, deterministic).
+
+  /usr/bin/python3 tests/reference/make_random_checkpoint.py OUT_DIR --preset big-relu-sep [--seed 1]
+
+Contents: config.json, generation_config.json, model.safetensors (written by hand, F32/F16/BF16),
+source.spm, target.spm, vocab.json, tokenizer_config.json copied from models/marian-en-de-tiny,
+plus target_vocab.json for separate vocabularies.
+
+Separate vocabularies (share_encoder_decoder_embeddings=false, tokenizer separate_vocabs=true):
+  * source vocabulary = the demo's vocab.json (8001 ids, </s>=0, <unk>=1, <pad>=8000);
+    encoder table `model.encoder.embed_tokens.weight` [8001, d].
+  * target vocabulary (target_vocab.json) has a DIFFERENT size Vt: </s>=0, <unk>=1, then Vt-3
+    demo pieces in a seeded shuffled order (so target id != source id for the same piece),
+    and <pad>=Vt-1. target.spm pieces missing from it map to <unk>.
+    decoder table `model.decoder.embed_tokens.weight` [Vt, d]; final_logits_bias [1, Vt];
+    config decoder_vocab_size = Vt.
+  * config pad_token_id = decoder_start_token_id = bad_words_ids = Vt-1, i.e. the TARGET <pad>
+    (HF uses pad_token_id only on the decoder side: decoder start, never-generated token).
+    The source <pad> (8000) is never a model input except as padding, which is masked.
+Shared vocabulary: one table `model.shared.weight` [8001, d], ids as in the demo.
+Output projection: tied to the decoder table (no lm_head.weight) unless --untied-lm-head
+(tie_word_embeddings=false and a separate random `lm_head.weight`).
+
+Initialisation (numpy PCG64(seed), standard normals, float32): linear weights N(0, std),
+embeddings N(0, embed_std), biases N(0, 0.02), LayerNorm gamma 1 + N(0, 0.1), beta N(0, 0.05),
+final_logits_bias N(0, 0.1) with + eos_bias on </s> (so that outputs end at varied lengths).
+The <pad> row is random (not zero), like the demo's trained one.
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from marian_ref import marian_sinusoid, write_safetensors  # noqa: E402
+
+DEMO = os.path.join(ROOT, "models", "marian-en-de-tiny")
+
+PRESETS = {
+    # the shapes asked for: d 512, 8 heads, 3+3 layers, FFN 2048
+    "big-relu-sep": dict(d_model=512, enc_heads=8, dec_heads=8, enc_layers=3, dec_layers=3,
+                         enc_ffn=2048, dec_ffn=2048, activation="relu", target_vocab=6001,
+                         dtype="F32"),
+    "big-gelu": dict(d_model=512, enc_heads=8, dec_heads=8, enc_layers=3, dec_layers=3,
+                     enc_ffn=2048, dec_ffn=2048, activation="gelu", target_vocab=0, dtype="F16"),
+    # small and fast; exercises the less common options
+    "small": dict(d_model=64, enc_heads=4, dec_heads=4, enc_layers=2, dec_layers=2, enc_ffn=256,
+                  dec_ffn=256, activation="gelu_new", target_vocab=0, dtype="BF16",
+                  scale_embedding=False, untied_lm_head=True, store_positions=False),
+    "small-sep": dict(d_model=64, enc_heads=2, dec_heads=4, enc_layers=1, dec_layers=2, enc_ffn=128,
+                      dec_ffn=192, activation="swish", target_vocab=3001, dtype="F32"),
+}
+
+
+def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, dec_ffn,
+          activation, target_vocab=0, dtype="F32", seed=1, std=None, embed_std=None,
+          eos_bias=None, scale_embedding=True, untied_lm_head=False, store_positions=True,
+          max_positions=256, anti_repeat=True, sublayer_gain=1.0):
+    rng = np.random.Generator(np.random.PCG64(seed))
+    d = d_model
+    std = std if std is not None else 1.0 / np.sqrt(d)
+    if embed_std is None:  # per-dimension std of the scaled input embedding: 1.5
+        embed_std = 1.5 / np.sqrt(d) if scale_embedding else 1.5
+    head_std = 1.5 / np.sqrt(d)  # untied lm_head: logits of std ~1.5
+    if eos_bias is None:
+        eos_bias = 2.0
+
+    def normal(shape, s):
+        return (rng.standard_normal(size=shape) * s).astype(np.float32)
+
+    with open(os.path.join(DEMO, "vocab.json")) as f:
+        src_vocab = json.load(f)
+    vs = len(src_vocab)
+    eos, unk, src_pad = src_vocab["</s>"], src_vocab["<unk>"], src_vocab["<pad>"]
+    separate = bool(target_vocab)
+    if separate:
+        vt = int(target_vocab)
+        if not (4 <= vt <= vs):
+            raise ValueError("target vocab size must be in [4, source vocab size]")
+        pieces = [p for p, i in sorted(src_vocab.items(), key=lambda x: x[1])
+                  if p not in ("</s>", "<unk>", "<pad>")]
+        perm = rng.permutation(len(pieces))[:vt - 3]
+        tgt_pieces = ["</s>", "<unk>"] + [pieces[i] for i in perm] + ["<pad>"]
+        tgt_vocab = {p: i for i, p in enumerate(tgt_pieces)}
+        pad = vt - 1
+    else:
+        vt = vs
+        tgt_vocab = None
+        pad = src_pad
+
+    w = {}
+
+    def linear(name, n_out, n_in):
+        w[name + ".weight"] = normal((n_out, n_in), std)
+        w[name + ".bias"] = normal((n_out,), 0.02)
+
+    def ln(name, sign=1.0):
+        w[name + ".weight"] = (sign * (1.0 + normal((d,), 0.1))).astype(np.float32)
+        w[name + ".bias"] = normal((d,), 0.05)
+
+    if separate:
+        w["model.encoder.embed_tokens.weight"] = normal((vs, d), embed_std)
+        w["model.decoder.embed_tokens.weight"] = normal((vt, d), embed_std)
+    else:
+        w["model.shared.weight"] = normal((vs, d), embed_std)
+    for i in range(enc_layers):
+        p = f"model.encoder.layers.{i}"
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            linear(f"{p}.self_attn.{n}", d, d)
+        ln(p + ".self_attn_layer_norm")
+        linear(p + ".fc1", enc_ffn, d)
+        linear(p + ".fc2", d, enc_ffn)
+        ln(p + ".final_layer_norm")
+    for i in range(dec_layers):
+        p = f"model.decoder.layers.{i}"
+        for att in ("self_attn", "encoder_attn"):
+            for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+                linear(f"{p}.{att}.{n}", d, d)
+            ln(f"{p}.{att}_layer_norm")
+        linear(p + ".fc1", dec_ffn, d)
+        linear(p + ".fc2", d, dec_ffn)
+        ln(p + ".final_layer_norm", -1.0 if anti_repeat and i == dec_layers - 1 else 1.0)
+    for k in list(w):
+        if k.endswith("out_proj.weight") or k.endswith("fc2.weight"):
+            w[k] = (w[k] * np.float32(sublayer_gain)).astype(np.float32)
+    fb = normal((1, vt), 0.1)
+    fb[0, eos] += eos_bias
+    w["final_logits_bias"] = fb
+    if untied_lm_head:
+        w["lm_head.weight"] = normal((vt, d), head_std)
+    if store_positions:
+        pos = marian_sinusoid(max_positions, d).numpy()
+        w["model.encoder.embed_positions.weight"] = pos
+        w["model.decoder.embed_positions.weight"] = pos.copy()
+
+    os.makedirs(out, exist_ok=True)
+    write_safetensors(os.path.join(out, "model.safetensors"), w, dtype)
+    cfg = {
+        "architectures": ["MarianMTModel"], "model_type": "marian",
+        "vocab_size": vs, "decoder_vocab_size": vt,
+        "d_model": d, "encoder_layers": enc_layers, "decoder_layers": dec_layers,
+        "encoder_attention_heads": enc_heads, "decoder_attention_heads": dec_heads,
+        "encoder_ffn_dim": enc_ffn, "decoder_ffn_dim": dec_ffn,
+        "activation_function": activation, "max_position_embeddings": max_positions,
+        "scale_embedding": bool(scale_embedding), "normalize_before": False,
+        "normalize_embedding": False, "static_position_embeddings": True, "add_bias_logits": False,
+        "share_encoder_decoder_embeddings": not separate,
+        "tie_word_embeddings": not untied_lm_head,
+        "pad_token_id": pad, "eos_token_id": eos, "decoder_start_token_id": pad,
+        "forced_eos_token_id": eos, "bad_words_ids": [[pad]],
+        "num_beams": 4, "max_length": 256,
+        "dropout": 0.1, "attention_dropout": 0.0, "activation_dropout": 0.0, "init_std": 0.02,
+        "is_encoder_decoder": True, "torch_dtype": {"F32": "float32", "F16": "float16",
+                                                    "BF16": "bfloat16"}[dtype],
+    }
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    gen = {"bad_words_ids": [[pad]], "decoder_start_token_id": pad, "eos_token_id": eos,
+           "forced_eos_token_id": eos, "max_length": 256, "num_beams": 4, "pad_token_id": pad}
+    with open(os.path.join(out, "generation_config.json"), "w") as f:
+        json.dump(gen, f, indent=2)
+    for fn in ("source.spm", "target.spm", "vocab.json"):
+        shutil.copyfile(os.path.join(DEMO, fn), os.path.join(out, fn))
+    tok = {"source_lang": "en", "target_lang": "de", "model_max_length": 256,
+           "separate_vocabs": separate, "tokenizer_class": "MarianTokenizer"}
+    with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
+        json.dump(tok, f, indent=2)
+    if separate:
+        with open(os.path.join(out, "target_vocab.json"), "w", encoding="utf-8") as f:
+            json.dump(tgt_vocab, f, ensure_ascii=False, indent=1)
+    elif os.path.exists(os.path.join(out, "target_vocab.json")):
+        os.remove(os.path.join(out, "target_vocab.json"))
+    return cfg
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="small")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dtype", choices=["F32", "F16", "BF16"])
+    ap.add_argument("--activation")
+    ap.add_argument("--eos-bias", type=float)
+    ap.add_argument("--std", type=float)
+    ap.add_argument("--embed-std", type=float)
+    a = ap.parse_args()
+    kw = dict(PRESETS[a.preset])
+    for k in ("dtype", "activation", "eos_bias", "std", "embed_std"):
+        if getattr(a, k) is not None:
+            kw[k] = getattr(a, k)
+    build(a.out, seed=a.seed, **kw)
+    print(f"wrote {a.out} ({a.preset}, seed {a.seed})")
+
+
+if __name__ == "__main__":
+    main()

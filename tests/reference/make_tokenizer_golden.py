@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""Writes the tokenizer oracle used by tests/unit/host/tokenizer_test.cc.
+
+Run with Debian's python3 (python3-sentencepiece):  /usr/bin/python3 tests/reference/make_tokenizer_golden.py
+
+The oracle is libsentencepiece + vocab.json, the way HF MarianTokenizer uses them:
+  encode: ids = [vocab.get(p, vocab["<unk>"]) for p in sp.encode(text, out_type=str)]   (no </s>)
+  decode: MarianTokenizer.decode(ids, skip_special_tokens=True)
+          = sp_target.decode_pieces([vocab piece of id, ids of </s> <unk> <pad> dropped]).strip()
+
+Inputs are split on b"\\n" only (lines may hold \\r, U+2028, ... as text). Outputs, in tests/data/tokenizer/:
+  <set>.ids          one line per input line: space-separated model ids
+  <set>.decoded      one JSON string per line: decode(ids) (for German sets and the adversarial set)
+  <name>.greedy.decoded  decode of the reference greedy outputs (<name>.greedy.ids)
+  source_spm.json    sentencepiece's view of source.spm (pieces, scores, kinds, special ids, flags)
+"""
+import json
+import os
+
+import sentencepiece as spm
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODEL = os.path.join(ROOT, "models", "marian-en-de-tiny")
+DEV = os.path.join(ROOT, "tests", "data", "dev")
+OUT = os.path.join(ROOT, "tests", "data", "tokenizer")
+SPECIAL = ("</s>", "<unk>", "<pad>")  # MarianTokenizer.all_special_tokens
+
+
+def read_lines(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data.endswith(b"\n"):
+        data = data[:-1]
+    return [l.decode("utf-8") for l in data.split(b"\n")]
+
+
+class Marian:
+    def __init__(self):
+        self.source = spm.SentencePieceProcessor(model_file=os.path.join(MODEL, "source.spm"))
+        self.target = spm.SentencePieceProcessor(model_file=os.path.join(MODEL, "target.spm"))
+        with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
+            self.vocab = json.load(f)
+        self.id_to_piece = {v: k for k, v in self.vocab.items()}
+        self.special_ids = {self.vocab[t] for t in SPECIAL}
+
+    def encode(self, sp, text):
+        return [self.vocab.get(p, self.vocab["<unk>"]) for p in sp.encode(text, out_type=str)]
+
+    def decode(self, ids):
+        pieces = [self.id_to_piece[i] for i in ids if i not in self.special_ids]
+        return self.target.decode_pieces(pieces).strip()
+
+
+def write_ids(path, rows):
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for ids in rows:
+            f.write(" ".join(map(str, ids)) + "\n")
+
+
+def write_decoded(path, texts):
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for t in texts:
+            f.write(json.dumps(t, ensure_ascii=False) + "\n")
+
+
+def spm_view(sp):
+    kinds = []
+    for i in range(sp.get_piece_size()):
+        if sp.is_unknown(i):
+            kinds.append("unknown")
+        elif sp.is_control(i):
+            kinds.append("control")
+        elif sp.is_unused(i):
+            kinds.append("unused")
+        elif sp.is_byte(i):
+            kinds.append("byte")
+        else:
+            kinds.append("normal_or_user_defined")
+    return {
+        "piece_size": sp.get_piece_size(),
+        "pieces": [sp.id_to_piece(i) for i in range(sp.get_piece_size())],
+        "scores": [sp.get_score(i) for i in range(sp.get_piece_size())],
+        "kinds": kinds,
+        "unk_id": sp.unk_id(),
+        "bos_id": sp.bos_id(),
+        "eos_id": sp.eos_id(),
+        "pad_id": sp.pad_id(),
+        # Flags as observed through behaviour.
+        "add_dummy_prefix": sp.encode("a", out_type=str)[0].startswith("\u2581"),
+        "remove_extra_whitespaces": sp.encode("  a  b  ", out_type=str) == sp.encode("a b", out_type=str),
+    }
+
+
+def main():
+    m = Marian()
+    sets = [("multi30k.val.en", m.source), ("multi30k.val.de", m.target),
+            ("tatoeba.dev.en", m.source), ("tatoeba.dev.de", m.target)]
+    for name, sp in sets:
+        lines = read_lines(os.path.join(DEV, name))
+        rows = [m.encode(sp, l) for l in lines]
+        write_ids(os.path.join(OUT, name + ".ids"), rows)
+        if name.endswith(".de"):
+            write_decoded(os.path.join(OUT, name + ".decoded"), [m.decode(r) for r in rows])
+        print(f"{name}: {len(lines)} lines, {sum(map(len, rows))} ids")
+
+    lines = read_lines(os.path.join(OUT, "adversarial.txt"))
+    for side, sp in (("source", m.source), ("target", m.target)):
+        rows = [m.encode(sp, l) for l in lines]
+        write_ids(os.path.join(OUT, f"adversarial.{side}.ids"), rows)
+        if side == "target":
+            write_decoded(os.path.join(OUT, "adversarial.target.decoded"), [m.decode(r) for r in rows])
+    print(f"adversarial: {len(lines)} lines")
+
+    for name in ("multi30k.val", "tatoeba.dev"):
+        with open(os.path.join(OUT, name + ".greedy.ids"), encoding="utf-8") as f:
+            rows = [[int(x) for x in l.split()] for l in f.read().split("\n")[:-1]]
+        write_decoded(os.path.join(OUT, name + ".greedy.decoded"), [m.decode(r) for r in rows])
+        print(f"{name}.greedy: {len(rows)} lines")
+
+    with open(os.path.join(OUT, "source_spm.json"), "w", encoding="utf-8") as f:
+        json.dump(spm_view(m.source), f, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    main()

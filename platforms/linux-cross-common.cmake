@@ -13,6 +13,11 @@ set(CMAKE_SYSTEM_NAME Linux)
 
 set(CMAKE_C_COMPILER   ${MTLITE_CROSS_TRIPLET}-gcc)
 set(CMAKE_CXX_COMPILER ${MTLITE_CROSS_TRIPLET}-g++)
+# GCC's -Wpsabi notes ("parameter passing ... changed in GCC 7.1/9.1") are about ABI compatibility
+# with objects built by old compilers; everything here is built by one compiler: silence them.
+if(NOT CMAKE_CXX_FLAGS_INIT MATCHES "-Wno-psabi")  # this file is read more than once
+  string(APPEND CMAKE_CXX_FLAGS_INIT " -Wno-psabi")
+endif()
 # Debian multiarch: lets find_library/find_package look in /usr/lib/<triplet>.
 set(CMAKE_LIBRARY_ARCHITECTURE ${MTLITE_CROSS_TRIPLET})
 

@@ -51,7 +51,9 @@ archs=("$@")
 
 for arch in "${archs[@]}"; do
   triplet=$(triplet_of "$arch")
-  dpkg --print-foreign-architectures | grep -qx "$arch" || [ "$(dpkg --print-architecture)" = "$arch" ] ||
+  # (no `dpkg ... | grep -q` under pipefail: grep exiting early can fail the pipeline with SIGPIPE)
+  archs_enabled="$(dpkg --print-architecture) $(dpkg --print-foreign-architectures | tr '\n' ' ')"
+  [[ " $archs_enabled " == *" $arch "* ]] ||
     die "architecture $arch is not enabled: run 'dpkg --add-architecture $arch && apt-get update' (scripts/setup.sh does)"
 
   load_candidates "$arch"
@@ -107,7 +109,7 @@ for arch in "${archs[@]}"; do
     [ -e "$tmp/root/$f" ] || die "$f missing after unpacking ${pkgs[*]} ($arch)"
   done
   if command -v file >/dev/null; then
-    file -L "$tmp/root/usr/lib/$triplet/libXNNPACK.so" | grep -q ARM ||
+    [[ "$(file -L "$tmp/root/usr/lib/$triplet/libXNNPACK.so")" == *ARM* ]] ||
       die "libXNNPACK.so for $arch is not an ARM library"
   fi
 

@@ -4,7 +4,9 @@
 #      (the converter is a host tool) and the x86-64 reference output; built if missing;
 #   2. configure + build build-<arch> with platforms/<triplet>.cmake (Release);
 #   3. ctest: every unit test under qemu (aarch64: qemu's default cpu `max`, which has dotprod);
-#      aarch64 also runs kernels_test again with QEMU_CPU=cortex-a72 (no dotprod: plain NEON);
+#      then kernels_test again: aarch64 with QEMU_CPU=cortex-a72 (no dotprod: plain NEON),
+#      armhf with MTLITE_ASSUME_DOTPROD=1 (qemu-arm runs vsdot but does not advertise it);
+#      the dispatcher's table list is checked in each setting;
 #   4. end to end: the first N lines of tests/data/dev/multi30k.val.en translated with
 #      demo.int8.mtlite (--output-ids) under qemu must be token-identical to the host's output
 #      (the kernels are specified bit-identical across ISAs); differing lines are printed.
@@ -73,12 +75,43 @@ t=$(now)
 ctest --test-dir "$OUT" --output-on-failure -j"$JOBS"
 say "ctest under ${EMU[0]} (default cpu) passed ($(since "$t") s)"
 
+# The kernel tables the dispatcher offers under given environment settings, as printed by
+# kernels_test (KernelDispatch.SimdTablePresent: "kernel tables: reference neon ... (best: ...)").
+kernel_tables() {
+  local line
+  line=$(cd "$OUT/tests" && env "$@" "${EMU[@]}" ./kernels_test --gtest_filter='KernelDispatch.*' \
+         --gtest_brief=1 | grep '^kernel tables:') ||
+    die "kernels_test (KernelDispatch.*) failed or printed no 'kernel tables:' line ($*)"
+  echo "$line"
+}
+expect_tables() {  # <label> <must have (regex)> <must not have (regex, or -)> [env ...]
+  local label=$1 want=$2 nowant=$3; shift 3
+  local line
+  line=$(kernel_tables "$@")
+  say "$label: $line"
+  echo "$line" | grep -Eq "$want" || die "$label: expected tables matching '$want'"
+  if [ "$nowant" != - ] && echo "$line" | grep -Eq "$nowant"; then die "$label: tables must not match '$nowant'"; fi
+}
+kernels_again() {  # <label> [env ...]: the whole kernels_test once more under other settings
+  local label=$1; shift
+  local t log=$OUT/kernels_test.$(echo "$*" | tr -c 'A-Za-z0-9\n' _).log; t=$(now)
+  (cd "$OUT/tests" && env "$@" "${EMU[@]}" ./kernels_test --gtest_brief=1 > "$log" 2>&1) ||
+    { cat "$log" >&2; die "kernels_test failed with $label"; }
+  say "kernels_test with $label passed ($(since "$t") s)"
+}
+[ -x "$OUT/tests/kernels_test" ] || die "$OUT/tests/kernels_test was not built"
 if [ "$arch" = aarch64 ]; then
-  [ -x "$OUT/tests/kernels_test" ] || die "$OUT/tests/kernels_test was not built"
-  t=$(now)
-  (cd "$OUT/tests" && QEMU_CPU=cortex-a72 "${EMU[@]}" ./kernels_test --gtest_brief=1) ||
-    die "kernels_test failed with QEMU_CPU=cortex-a72 (plain NEON, no dotprod)"
-  say "kernels_test with QEMU_CPU=cortex-a72 passed ($(since "$t") s)"
+  # qemu's default cpu (max) has dotprod: the ctest run above covered the sdot kernels.
+  expect_tables "qemu cpu max" ' neon-dotprod ' -
+  # Cortex-A72 (ARMv8.0) has no dotprod: the plain NEON fallback must be picked and pass.
+  expect_tables "QEMU_CPU=cortex-a72" ' neon ' 'neon-dotprod' QEMU_CPU=cortex-a72
+  kernels_again "QEMU_CPU=cortex-a72 (plain NEON)" QEMU_CPU=cortex-a72
+else
+  expect_tables "qemu-arm default cpu" ' neon ' -
+  # qemu-arm executes vsdot but does not set HWCAP_ASIMDDP for 32-bit processes; the dispatcher's
+  # test switch adds the dotprod table anyway, so the armv7 sdot kernels are tested too.
+  expect_tables "MTLITE_ASSUME_DOTPROD=1" ' neon-dotprod ' - MTLITE_ASSUME_DOTPROD=1
+  kernels_again "MTLITE_ASSUME_DOTPROD=1 (armv7 dotprod)" MTLITE_ASSUME_DOTPROD=1
 fi
 
 # ---- 4. end to end: token-identical with the host -------------------------------------------

@@ -14,6 +14,11 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$JOBS"
 ctest --test-dir build --output-on-failure -j"$JOBS"
 
+step "valgrind: no uninitialised reads in a translate (arena is not zero-filled)"
+printf 'Two dogs play in the snow.\n\nA woman with a red hat is sitting on a bench.\n' |
+  valgrind -q --error-exitcode=9 ./build/mtlite translate -m build/models/demo.int8.mtlite --beam 4 --n-best 2 \
+    --alignments --batch 3 --threads 2 >/dev/null
+
 step "ASan/UBSan build + unit tests"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMTLITE_SANITIZE=address,undefined \
       -DMTLITE_BUILD_BENCH=OFF >/dev/null

@@ -78,9 +78,9 @@ int AvailableKernels(const KernelTable** out, int max) {
 #endif
 #if defined(MTLITE_DISPATCH_NEON)
   static const bool neon = CpuHasNeon();
-  static const bool dotprod = neon && CpuHasDotProd();
+  static const bool dotprod = neon && NeonDotProdKernelsOrNull() != nullptr && CpuHasDotProd();
   if (neon && n < max) out[n++] = &NeonKernels();
-  if (dotprod && n < max) out[n++] = &NeonDotProdKernels();
+  if (dotprod && n < max) out[n++] = NeonDotProdKernelsOrNull();
 #endif
   return n;
 }

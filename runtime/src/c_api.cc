@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "mtlite/mtlite.hpp"
 
@@ -11,6 +12,7 @@ struct mtlite_model {
 };
 struct mtlite_translator {
   std::unique_ptr<mtlite::Translator> translator;
+  std::vector<std::string_view> views;  // sized max_batch at creation: translate never allocates
   const mtlite::SentenceResultView* results = nullptr;
   size_t num_results = 0;
 };
@@ -87,7 +89,8 @@ mtlite_status mtlite_translator_create(const mtlite_model* m, const mtlite_limit
   }
   auto r = mtlite::Translator::Create(m->model, lim);
   if (!r.ok()) return Fail(r.status());
-  *out = new mtlite_translator{std::move(r.value())};
+  *out = new mtlite_translator{std::move(r.value()), {}};
+  (*out)->views.resize(size_t(lim.max_batch));
   return MTLITE_OK;
 }
 
@@ -113,16 +116,12 @@ mtlite_status mtlite_translate(mtlite_translator* t, const char* const* texts, c
     opt.return_alignments = o->return_alignments != 0;
     opt.alignment_layer = o->alignment_layer;
   }
-  std::string_view views[64];
   const mtlite::SentenceResultView* res = nullptr;
-  // Translate in chunks of 64 would break result indexing; max_batch above 64 goes through
-  // a loop-free path only when n <= 64.
-  if (n > 64) return Fail(MTLITE_OUT_OF_RANGE, "the C API translates at most 64 sentences per call");
   for (size_t i = 0; i < n; ++i) {
     if (!texts[i]) return Fail(MTLITE_INVALID_ARGUMENT, "null text");
-    views[i] = std::string_view(texts[i], lengths ? lengths[i] : std::strlen(texts[i]));
+    t->views[i] = std::string_view(texts[i], lengths ? lengths[i] : std::strlen(texts[i]));
   }
-  mtlite::Status s = t->translator->TranslateViews(views, n, opt, &res);
+  mtlite::Status s = t->translator->TranslateViews(t->views.data(), n, opt, &res);
   if (!s.ok()) return Fail(s);
   t->results = res;
   t->num_results = n;

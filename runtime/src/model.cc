@@ -162,16 +162,16 @@ class Loader {
     MTLITE_RETURN_IF_ERROR(CheckRange("config.source_vocab_size", c->source_vocab_size(), 1, kMaxVocab));
     MTLITE_RETURN_IF_ERROR(CheckRange("config.target_vocab_size", c->target_vocab_size(), 1, kMaxVocab));
     const int vs = c->source_vocab_size(), vt = c->target_vocab_size();
+    if (c->shared_embeddings() && vs != vt) {
+      return Invalid("config.shared_embeddings is set but source_vocab_size " + std::to_string(vs) +
+                     " != target_vocab_size " + std::to_string(vt));
+    }
     MTLITE_RETURN_IF_ERROR(CheckRange("config.pad_id", c->pad_id(), 0, std::min(vs, vt) - 1));
     MTLITE_RETURN_IF_ERROR(CheckRange("config.eos_id", c->eos_id(), 0, std::min(vs, vt) - 1));
     MTLITE_RETURN_IF_ERROR(CheckRange("config.unk_id", c->unk_id(), 0, std::min(vs, vt) - 1));
     MTLITE_RETURN_IF_ERROR(CheckRange("config.decoder_start_id", c->decoder_start_id(), 0, vt - 1));
     MTLITE_RETURN_IF_ERROR(CheckRange("config.default_beam", c->default_beam(), 1, kMaxBeam));
     MTLITE_RETURN_IF_ERROR(CheckRange("config.default_max_length", c->default_max_length(), 1, kMaxPositions));
-    if (c->shared_embeddings() && vs != vt) {
-      return Invalid("config.shared_embeddings is set but source_vocab_size " + std::to_string(vs) +
-                     " != target_vocab_size " + std::to_string(vt));
-    }
     if (!(std::isfinite(c->embed_scale()) && c->embed_scale() > 0)) return Invalid("config.embed_scale is not a positive number");
     if (!(std::isfinite(c->layer_norm_eps()) && c->layer_norm_eps() > 0)) return Invalid("config.layer_norm_eps is not a positive number");
 
@@ -589,13 +589,33 @@ Status VerifyStructure(const detail::ModelData& md) {
   return crc == stored ? Status::Ok() : ChecksumMismatch("FlatBuffer structure (config, tensor table, tokenizer)", stored, crc);
 }
 
+// Bytes outside the FlatBuffer and the data buffers (alignment padding) must be zero, so
+// that every byte of the file is covered by a check.
+Status VerifyPadding(const detail::ModelData& md) {
+  std::vector<std::pair<size_t, size_t>> buffers;  // [begin, end)
+  buffers.reserve(md.checks.size() + 1);
+  for (const detail::BufferCheck& c : md.checks) buffers.push_back({size_t(c.data - md.base), size_t(c.data - md.base) + c.size});
+  buffers.push_back({md.size, md.size});
+  std::sort(buffers.begin(), buffers.end());
+  size_t pos = size_t(flatbuffers::ReadScalar<uint32_t>(md.base)) + sizeof(uint32_t);
+  for (const auto& [begin, end] : buffers) {
+    for (; pos < begin; ++pos) {
+      if (md.base[pos] != 0) {
+        return Status(StatusCode::kChecksumMismatch, "non-zero padding byte at file offset " + std::to_string(pos));
+      }
+    }
+    pos = std::max(pos, end);
+  }
+  return Status::Ok();
+}
+
 Status VerifyBuffers(const detail::ModelData& md) {
   MTLITE_RETURN_IF_ERROR(VerifyStructure(md));
   for (const detail::BufferCheck& c : md.checks) {
     const uint32_t got = Crc32c(c.data, c.size);
     if (got != c.crc32c) return ChecksumMismatch(c.name, c.crc32c, got);
   }
-  return Status::Ok();
+  return VerifyPadding(md);
 }
 
 // Validates md->base[0, md->size) and fills the rest of *md.

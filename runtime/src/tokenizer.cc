@@ -169,10 +169,16 @@ int ParseBytePiece(std::string_view p) {
   return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
+// Workspace sizing: 13 bytes per normalized byte, plus one extra position and alignment.
+constexpr size_t kBytesPerPosition = sizeof(float) + 2 * sizeof(int32_t) + 1;
+constexpr size_t kFixedBytes = sizeof(float) + 2 * sizeof(int32_t) + alignof(float);
+constexpr size_t kNormalizedSlack = 2 * kSpaceSymbolLen + 2;  // dummy prefix / suffix
+
 Status Invalid(const std::string& msg) { return Status(StatusCode::kInvalidModel, "tokenizer: " + msg); }
 
 }  // namespace
 
+// Encode's workspace: per normalized byte position, the Viterbi best path ending there.
 struct SpmTokenizer::Workspace {
   float* score = nullptr;     // [cap + 1] best path score ending at byte position
   int32_t* start = nullptr;   // [cap + 1] start of the last piece on that path (-1: none yet)
@@ -180,12 +186,6 @@ struct SpmTokenizer::Workspace {
   char* norm = nullptr;       // [cap] normalized text
   size_t cap = 0;
 };
-
-namespace {
-constexpr size_t kBytesPerPosition = sizeof(float) + 2 * sizeof(int32_t) + 1;
-constexpr size_t kFixedBytes = sizeof(float) + 2 * sizeof(int32_t) + alignof(float);
-constexpr size_t kNormalizedSlack = 2 * kSpaceSymbolLen + 2;  // dummy prefix / suffix
-}  // namespace
 
 size_t SpmTokenizer::WorkspaceBytes(size_t max_input_bytes) {
   if (max_input_bytes > (SIZE_MAX / 2) / (kMaxNormalizedPerInputByte * kBytesPerPosition)) {
@@ -305,7 +305,7 @@ void SpmTokenizer::ForEachPrefixPiece(const char* s, size_t n, F&& f) const {
   const std::string_view* pieces = spm_->pieces.data();
   const uint8_t c0 = static_cast<uint8_t>(s[0]);
   int lo = first_lo_[c0], hi = first_hi_[c0];
-  // Invariant at the top of the loop: pieces in [lo, hi) all start with s[0..d].
+  // Invariant at the top of the loop: pieces in [lo, hi) all start with the d bytes s[0, d).
   for (size_t d = 1; lo < hi; ++d) {
     // The piece equal to s[0..d) (if any) sorts first.
     if (pieces[sorted[lo]].size() == d) {

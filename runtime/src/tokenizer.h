@@ -6,6 +6,10 @@
 //
 // Encode and Decode never allocate on success and are safe to call concurrently on one
 // SpmTokenizer (they only read the views); scratch memory comes from the caller.
+//
+// Not modelled (MarianTokenizer does these before/after sentencepiece): splitting the input on
+// literal special-token text such as "</s>" (encoded here as ordinary characters), ">>xx<<"
+// target-language codes, and decode's optional clean_up_tokenization_spaces (" ." -> ".").
 #pragma once
 
 #include <cstddef>

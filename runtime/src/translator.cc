@@ -350,7 +350,8 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
   arena_bytes = Plan(*md_, lim, nullptr, &measure);
   arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, arena_bytes));
   if (!arena_) return Err(StatusCode::kResourceExhausted, "cannot allocate arena of " + std::to_string(arena_bytes) + " bytes");
-  std::memset(arena_, 0, arena_bytes);
+  // Not zero-filled: every buffer is written before it is read, and pages the declared
+  // limits reserve but a translation never reaches stay untouched (not resident).
   Arena assign;
   assign.base = arena_;
   Plan(*md_, lim, this, &assign);

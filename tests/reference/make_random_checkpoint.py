@@ -46,22 +46,23 @@ PRESETS = {
     # the shapes asked for: d 512, 8 heads, 3+3 layers, FFN 2048
     "big-relu-sep": dict(d_model=512, enc_heads=8, dec_heads=8, enc_layers=3, dec_layers=3,
                          enc_ffn=2048, dec_ffn=2048, activation="relu", target_vocab=6001,
-                         dtype="F32"),
+                         dtype="F32", eos_bias=4.25),
     "big-gelu": dict(d_model=512, enc_heads=8, dec_heads=8, enc_layers=3, dec_layers=3,
-                     enc_ffn=2048, dec_ffn=2048, activation="gelu", target_vocab=0, dtype="F16"),
+                     enc_ffn=2048, dec_ffn=2048, activation="gelu", target_vocab=0, dtype="F16",
+                     eos_bias=3.5),
     # small and fast; exercises the less common options
     "small": dict(d_model=64, enc_heads=4, dec_heads=4, enc_layers=2, dec_layers=2, enc_ffn=256,
                   dec_ffn=256, activation="gelu_new", target_vocab=0, dtype="BF16",
-                  scale_embedding=False, untied_lm_head=True, store_positions=False),
+                  scale_embedding=False, untied_lm_head=True, store_positions=False, eos_bias=4.5),
     "small-sep": dict(d_model=64, enc_heads=2, dec_heads=4, enc_layers=1, dec_layers=2, enc_ffn=128,
-                      dec_ffn=192, activation="swish", target_vocab=3001, dtype="F32"),
+                      dec_ffn=192, activation="swish", target_vocab=3001, dtype="F32", eos_bias=4.0),
 }
 
 
 def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, dec_ffn,
           activation, target_vocab=0, dtype="F32", seed=1, std=None, embed_std=None,
           eos_bias=None, scale_embedding=True, untied_lm_head=False, store_positions=True,
-          max_positions=256, anti_repeat=True, sublayer_gain=1.0):
+          max_positions=256, anti_repeat=True, sublayer_gain=0.5):
     rng = np.random.Generator(np.random.PCG64(seed))
     d = d_model
     std = std if std is not None else 1.0 / np.sqrt(d)
@@ -69,7 +70,7 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
         embed_std = 1.5 / np.sqrt(d) if scale_embedding else 1.5
     head_std = 1.5 / np.sqrt(d)  # untied lm_head: logits of std ~1.5
     if eos_bias is None:
-        eos_bias = 2.0
+        eos_bias = 4.0
 
     def normal(shape, s):
         return (rng.standard_normal(size=shape) * s).astype(np.float32)

@@ -13,9 +13,18 @@ Inputs are split on b"\\n" only (lines may hold \\r, U+2028, ... as text). Outpu
   <set>.decoded      one JSON string per line: decode(ids) (for German sets and the adversarial set)
   <name>.greedy.decoded  decode of the reference greedy outputs (<name>.greedy.ids)
   source_spm.json    sentencepiece's view of source.spm (pieces, scores, kinds, special ids, flags)
+  variant_<v>.ids / .decoded   the same oracle for small models with non-default settings
+                     (variant_<v>.model, vocab = the model's own pieces), on adversarial.txt, multi30k.val.en
+                     and tatoeba.dev.de; variant_flags.bytes.ids / .decoded: hand-made byte-piece sequences.
+
+`--train` first retrains the variant models (they are committed; retraining may change them):
+  variant_flags   nmt_nfkc_cf, no dummy prefix, extra whitespace kept, user-defined and control symbols,
+                  byte fallback, pad id 3
+  variant_suffix  identity normalizer (no charsmap), whitespace as suffix, unk/bos/eos = 2/0/1
 """
 import json
 import os
+import sys
 
 import sentencepiece as spm
 
@@ -91,7 +100,51 @@ def spm_view(sp):
     }
 
 
+VARIANTS = {
+    "variant_flags": dict(vocab_size=700, normalization_rule_name="nmt_nfkc_cf", add_dummy_prefix=False,
+                          remove_extra_whitespaces=False, user_defined_symbols=["<sep>", "NY", "\u2581New"],
+                          control_symbols=["<ctl>"], byte_fallback=True, pad_id=3),
+    "variant_suffix": dict(vocab_size=300, normalization_rule_name="identity", treat_whitespace_as_suffix=True,
+                           unk_id=2, bos_id=0, eos_id=1),
+}
+
+
+def train_variants():
+    inputs = ",".join(os.path.join(DEV, f) for f in ("multi30k.val.en", "tatoeba.dev.en"))
+    for name, opts in VARIANTS.items():
+        spm.SentencePieceTrainer.train(input=inputs, model_prefix=os.path.join(OUT, name), model_type="unigram",
+                                       hard_vocab_limit=False, num_threads=1, minloglevel=2, **opts)
+        os.remove(os.path.join(OUT, name + ".vocab"))
+
+
+def variant_goldens():
+    lines = (read_lines(os.path.join(OUT, "adversarial.txt")) + read_lines(os.path.join(DEV, "multi30k.val.en")) +
+             read_lines(os.path.join(DEV, "tatoeba.dev.de")))
+    for name in VARIANTS:
+        sp = spm.SentencePieceProcessor(model_file=os.path.join(OUT, name + ".model"))
+        vocab = {sp.id_to_piece(i): i for i in range(sp.get_piece_size())}
+        special = {vocab[t] for t in SPECIAL if t in vocab}
+
+        def decode(ids):
+            return sp.decode_pieces([sp.id_to_piece(i) for i in ids if i not in special]).strip()
+
+        rows = [[vocab.get(p, vocab["<unk>"]) for p in sp.encode(l, out_type=str)] for l in lines]
+        write_ids(os.path.join(OUT, name + ".ids"), rows)
+        write_decoded(os.path.join(OUT, name + ".decoded"), [decode(r) for r in rows])
+        print(f"{name}: {len(lines)} lines")
+        if name == "variant_flags":  # byte runs: valid, truncated, stray continuation, mixed with pieces
+            seqs = [["<0xF0>", "<0x9F>", "<0x98>", "<0x80>"], ["<0xF0>", "<0x9F>", "<0x98>"], ["<0x80>", "<0x41>"],
+                    ["<0xE2>", "he", "<0x96>", "<0x81>", "<0xC3>", "<0xA9>"], ["<0xC0>", "<0xAF>", "<0xED>", "<0xA0>", "<0x80>"],
+                    ["\u2581", "<0x20>", "<0x41>", "<ctl>", "<0xC3>", "<ctl>", "<0xA9>", "</s>"], ["<unk>", "NY", "<s>", "<pad>"]]
+            rows = [[vocab[p] for p in seq] for seq in seqs]
+            write_ids(os.path.join(OUT, name + ".bytes.ids"), rows)
+            write_decoded(os.path.join(OUT, name + ".bytes.decoded"), [decode(r) for r in rows])
+
+
 def main():
+    if "--train" in sys.argv[1:]:
+        train_variants()
+    variant_goldens()
     m = Marian()
     sets = [("multi30k.val.en", m.source), ("multi30k.val.de", m.target),
             ("tatoeba.dev.en", m.source), ("tatoeba.dev.de", m.target)]

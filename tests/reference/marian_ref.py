@@ -29,33 +29,34 @@ with </s>.
 Greedy (beam_size 1): logits[pad] = -inf (and every bad_words id), argmax with ties to the lowest
 id, stop at </s>. Greedy and beam 1 give the same ids. Its score is computed like a beam score.
 
-Beam (HF 4.2x BeamSearchScorer, early_stopping=False, num_beam_hyps_to_keep = n_best), per sentence:
-  running beams b = 0..K-1: tokens (starting with the decoder start id), sum_logprobs;
-  init sum_logprobs = [0, -1e9, -1e9, ...] (all beams hold the same start token).
-  finished = [] (at most K entries, each (score, tokens)), worst = 1e9, done = False.
-  for t = 1, 2, ... (t = number of tokens each running beam will have after this step):
-    logits[b][pad] = -inf;  lp[b] = log_softmax(logits[b]) (float32);  lp[b][bad ids] = -inf
-    if t == M: lp[b][:] = -inf; lp[b][eos] = 0
-    cand(b, v) = sum_logprobs[b] + lp[b][v]           (float32)
-    take the 2K best (b, v) over all K*V, sorted by cand descending, ties by lower b*V+v.
+Beam (HF 4.2x BeamSearchScorer, early_stopping=False), K = beam size, per sentence:
+  running beams b = 0..K-1 with tokens (after the decoder start) and float32 sum_logprobs,
+  initially all empty with sum_logprobs = [0, -1e9, ..., -1e9].
+  finished = [] (at most K (score, ids) entries), worst = 1e9.
+  for t = 1, 2, ... (t = tokens each running beam holds after this step):
+    lp[b] = log_softmax(logits[b] with logits[b][pad] = -inf)   (float32; HF's Marian
+            adjust_logits_during_generation masks pad BEFORE the log_softmax)
+    lp[b][bad_words ids] = -inf
+    if t == M: lp[b][:] = -inf; lp[b][eos] = 0                  (forced </s>, log-prob 0)
+    cand(b, v) = sum_logprobs[b] + lp[b][v]                     (float32 add)
+    C = the 2K best (b, v) over all K*V, by cand descending, ties: lower b*V+v first
     new = []
-    for rank, (b, v) in enumerate(those 2K):
+    for rank, (b, v) in enumerate(C):
       if v == eos:
-        if rank >= K: continue
-        add(tokens[b] (without the </s>), cand): score = cand / (t ** length_penalty)
-           -- t = number of generated tokens INCLUDING this </s> (= HF 4.2x hyp.shape[-1]:
-              input_ids incl. the decoder start, excl. the EOS).
-           add: if len(finished) < K or score > worst: append; if len > K: remove the lowest
-           (ties: the earliest added), worst = new lowest; else worst = min(worst, score)
+        if rank < K: ADD(ids = tokens[b], score = cand / t ** length_penalty)
+        (t counts the generated tokens INCLUDING this </s>; = HF 4.2x hyp.shape[-1], which
+         counts the decoder start and not the </s>)
       else:
-        new.append((b, v, cand));  if len(new) == K: break
-    done |= len(finished) >= K and worst >= max(2K cands) / (t - 1 + 1)**lp ... precisely:
-           HF is_done(best_sum_logprobs = the largest of the 2K candidate values, cur_len = t):
-           done = len(finished) >= K and worst >= best_sum_logprobs / t ** length_penalty
-    running beams = new (tokens[b] + [v], cand); stop the sentence when done, or after step M.
-  After step M the running beams hold -inf scores and are never added (finished has K entries).
-  n-best: finished sorted by score descending (equal scores: the later-added first, as HF's
-  stable sort + pop()). Returned ids exclude the decoder start and the final </s>.
+        new.append((b, v, cand)); if len(new) == K: break
+    ADD: if len(finished) < K or score > worst: append; if now K+1 entries: drop the lowest
+         (equal lowest: the earliest added) and worst = the new lowest; else worst = min(worst, score)
+    done = len(finished) >= K and worst >= C[0].cand / t ** length_penalty   (HF is_done)
+    stop the sentence if done or t == M; else running beams = new (tokens + [v], cand).
+  (After the forced step every beam's </s> is among the K best, so finished has K entries; the
+  -inf running beams HF would "finalize" are never accepted.)
+  n-best = finished sorted by score descending (equal scores: the later-added first, as HF's
+  stable sort + pop()). Scores are float32 sums divided in double. Returned ids exclude the
+  decoder start and the final </s>.
 Batching only groups sentences; each sentence's result does not depend on its batch.
 """
 import json
@@ -283,8 +284,8 @@ class MarianRef:
     # -- decoder
 
     def decode(self, tgt, past_len, cache, xkv, xmask, causal=False):
-        """tgt [N,T] decoder inputs at positions past_len..past_len+T-1. cache: list of (k, v)
-        per layer ([N,H,past,hd]) or None entries; updated in place. Returns logits [N,T,V]."""
+        """tgt [N,T] decoder inputs at positions past_len..past_len+T-1; cache: a KVCache
+        holding past_len positions (updated). Returns logits [N,T,V]."""
         N, T = tgt.shape
         if past_len + T > self.dec_pos.shape[0]:
             raise ValueError("target length beyond max_position_embeddings")
@@ -296,12 +297,8 @@ class MarianRef:
         for i in range(self.dec_layers):
             p = f"model.decoder.layers.{i}"
             q = self._q(h, p + ".self_attn", H)
-            k = self._split(self._lin(h, p + ".self_attn.k_proj"), H)
-            v = self._split(self._lin(h, p + ".self_attn.v_proj"), H)
-            if cache[i] is not None:
-                k = torch.cat([cache[i][0], k], dim=2)
-                v = torch.cat([cache[i][1], v], dim=2)
-            cache[i] = (k, v)
+            k, v = cache.append(i, self._split(self._lin(h, p + ".self_attn.k_proj"), H),
+                                self._split(self._lin(h, p + ".self_attn.v_proj"), H), past_len)
             h = self._ln(h + self._attend(q, k, v, smask, H, p + ".self_attn"), p + ".self_attn_layer_norm")
             q = self._q(h, p + ".encoder_attn", H)
             h = self._ln(h + self._attend(q, xkv[i][0], xkv[i][1], xmask, H, p + ".encoder_attn"),
@@ -331,7 +328,7 @@ class MarianRef:
         src, lens = self._batch([src_ids])
         enc, mask = self.encode(src, lens)
         dec_in = torch.tensor([[self.start] + list(tgt_ids[:-1])], dtype=torch.long)
-        cache = [None] * self.dec_layers
+        cache = KVCache(self.dec_layers, dec_in.shape[1])
         return self.decode(dec_in, 0, cache, self.cross_kv(enc), mask, causal=True)[0]
 
     def step_logprobs(self, logits):
@@ -361,7 +358,7 @@ class MarianRef:
         mls = self._max_len(max_length, B)
         enc, mask = self.encode(src, lens)
         xkv = self.cross_kv(enc)
-        cache = [None] * self.dec_layers
+        cache = KVCache(self.dec_layers, max(mls))
         cur = torch.full((B, 1), self.start, dtype=torch.long)
         out = [[] for _ in range(B)]
         sums = torch.zeros(B)
@@ -390,7 +387,7 @@ class MarianRef:
                 keep.append(r)
             if len(keep) != len(alive):
                 idx = torch.tensor(keep, dtype=torch.long)
-                cache = [(k.index_select(0, idx), v.index_select(0, idx)) for k, v in cache]
+                cache.select(idx, t)
                 xkv = [(k.index_select(0, idx), v.index_select(0, idx)) for k, v in xkv]
                 mask = mask.index_select(0, idx)
                 nxt = nxt.index_select(0, idx)
@@ -406,29 +403,28 @@ class MarianRef:
 
     def beam(self, srcs, beam_size=4, max_length=None, length_penalty=1.0, n_best=1, trace=False):
         """Returns per sentence a list of n_best (ids without </s>, score), best first.
-        trace=True also returns per sentence the smallest decision margin seen (see margins())."""
+        trace=True returns (list, margin) pairs: margin = the smallest gap between two scores
+        whose order decided the search (candidate ranks, finalisation, stopping test)."""
         K = beam_size
+        if K < 1 or not 1 <= n_best <= K:
+            raise ValueError("need 1 <= n_best <= beam_size")
         src, lens = self._batch(srcs)
         B = len(srcs)
         V = self.tgt_vocab
         mls = self._max_len(max_length, B)
         enc, mask = self.encode(src, lens)
         rep = torch.arange(B).repeat_interleave(K)
-        enc = enc.index_select(0, rep)
         mask = mask.index_select(0, rep)
-        xkv = self.cross_kv(enc)
-        cache = [None] * self.dec_layers
+        xkv = [(k.index_select(0, rep), v.index_select(0, rep)) for k, v in self.cross_kv(enc)]
+        cache = KVCache(self.dec_layers, max(mls))
         scores = torch.zeros(B, K)
         scores[:, 1:] = -1e9
         tokens = [[[] for _ in range(K)] for _ in range(B)]
-        finished = [[] for _ in range(B)]  # (score, seq, order)
-        worst = [1e9] * B
-        done = [False] * B
+        hyps = [_Hyps(K, length_penalty) for _ in range(B)]
         margin = [float("inf")] * B
-        alive = list(range(B))  # sentences still searching; rows of the tensors = alive*K
+        alive = list(range(B))  # sentences still searching; tensor rows = [a*K .. a*K+K-1]
         cur = torch.full((B * K, 1), self.start, dtype=torch.long)
         t = 0
-        order = 0
         while alive:
             t += 1
             logits = self.decode(cur, t - 1, cache, xkv, mask)[:, 0, :]
@@ -438,84 +434,130 @@ class MarianRef:
                     lp[a * K:(a + 1) * K, :] = float("-inf")
                     lp[a * K:(a + 1) * K, self.eos] = 0.0
             cand = (lp + scores.view(-1, 1)).view(len(alive), K * V)
-            top_v, top_i = _topk_stable(cand, 2 * K + (1 if trace else 0))
-            new_scores = torch.zeros(len(alive), K)
-            sel_rows = []
-            sel_tok = []
-            new_alive = []
-            new_tokens = []
+            top_v, top_i = _topk_stable(cand, 2 * K + 1)
+            keep, rows, toks, new_scores = [], [], [], []
             for a, b in enumerate(alive):
                 vals = top_v[a].tolist()
                 idxs = top_i[a].tolist()
                 if trace:
-                    _track_margins(vals, idxs, V, K, self.eos, margin, b)
+                    margin[b] = min(margin[b], _rank_margin(vals, idxs, V, K, self.eos))
                 nb = []
                 for rank in range(2 * K):
                     bi, v = divmod(idxs[rank], V)
                     if v == self.eos:
-                        if rank >= K:
-                            continue
-                        sc = vals[rank] / (t ** length_penalty)
-                        order += 1
-                        if len(finished[b]) < K or sc > worst[b]:
-                            if trace and finished[b]:
-                                margin[b] = min(margin[b], abs(sc - worst[b]))
-                            finished[b].append((sc, tokens[b][bi], order))
-                            if len(finished[b]) > K:
-                                srt = sorted((s, i) for i, (s, _, _) in enumerate(finished[b]))
-                                del finished[b][srt[0][1]]
-                                worst[b] = srt[1][0]
-                            else:
-                                worst[b] = min(sc, worst[b])
-                        elif trace:
-                            margin[b] = min(margin[b], abs(sc - worst[b]))
+                        if rank < K:
+                            m = hyps[b].add(tokens[b][bi], vals[rank], t)
+                            margin[b] = min(margin[b], m)
                     else:
                         nb.append((bi, v, vals[rank]))
                         if len(nb) == K:
                             break
-                best = vals[0]
-                if len(finished[b]) >= K:
-                    cur_score = best / (t ** length_penalty)
-                    if trace:
-                        margin[b] = min(margin[b], abs(worst[b] - cur_score))
-                    if worst[b] >= cur_score:
-                        done[b] = True
-                if t >= mls[b]:
-                    done[b] = True  # running beams hold -inf now (forced </s>)
-                if done[b]:
+                done, m = hyps[b].is_done(vals[0], t, idxs[0] % V == self.eos)
+                margin[b] = min(margin[b], m)
+                if done or t >= mls[b]:  # after a forced </s> the running beams are -inf
                     continue
-                new_alive.append(b)
-                row = len(new_alive) - 1
-                nt = []
-                for j, (bi, v, sc) in enumerate(nb):
-                    new_scores[a, j] = sc
-                    sel_rows.append(a * K + bi)
-                    sel_tok.append(v)
-                    nt.append(tokens[b][bi] + [v])
-                new_tokens.append(nt)
-                del row
-            keep_a = [a for a, b in enumerate(alive) if not done[b]]
-            for a, b in enumerate(alive):
-                pass
-            if not new_alive:
+                keep.append(a)
+                tokens[b] = [tokens[b][bi] + [v] for bi, v, _ in nb]
+                rows += [a * K + bi for bi, _, _ in nb]
+                toks += [v for _, v, _ in nb]
+                new_scores.append([sc for _, _, sc in nb])
+            if not keep:
                 break
-            idx = torch.tensor(sel_rows, dtype=torch.long)
-            cache = [(k.index_select(0, idx), v.index_select(0, idx)) for k, v in cache]
-            ka = torch.tensor(keep_a, dtype=torch.long)
-            rows = (ka[:, None] * K + torch.arange(K)[None, :]).reshape(-1)
-            xkv = [(k.index_select(0, rows), v.index_select(0, rows)) for k, v in xkv]
-            mask = mask.index_select(0, rows)
-            scores = new_scores.index_select(0, ka)
-            for j, b in enumerate(new_alive):
-                tokens[b] = new_tokens[j]
-            alive = new_alive
-            cur = torch.tensor(sel_tok, dtype=torch.long)[:, None]
+            cache.select(torch.tensor(rows, dtype=torch.long), t)
+            if len(keep) != len(alive):
+                ka = torch.tensor(keep, dtype=torch.long)
+                r = (ka[:, None] * K + torch.arange(K)[None, :]).reshape(-1)
+                xkv = [(k.index_select(0, r), v.index_select(0, r)) for k, v in xkv]
+                mask = mask.index_select(0, r)
+                alive = [alive[a] for a in keep]
+            scores = torch.tensor(new_scores, dtype=torch.float32)
+            cur = torch.tensor(toks, dtype=torch.long)[:, None]
         res = []
         for b in range(B):
-            hyps = sorted(finished[b], key=lambda x: (x[0], x[2]), reverse=True)[:n_best]
-            r = [(list(seq), float(sc)) for sc, seq, _ in hyps]
+            r = hyps[b].best(n_best)
+            if trace:
+                top = hyps[b].best(min(hyps[b].k, len(hyps[b].beams)))
+                for j in range(min(n_best, len(top) - 1)):
+                    margin[b] = min(margin[b], top[j][1] - top[j + 1][1])
             res.append((r, margin[b]) if trace else r)
         return res
+
+
+class _Hyps:
+    """HF 4.2x BeamHypotheses (finished hypotheses of one sentence)."""
+
+    def __init__(self, k, length_penalty):
+        self.k = k
+        self.lp = length_penalty
+        self.beams = []  # (score, ids, insertion order)
+        self.worst = 1e9
+        self.n = 0
+
+    def add(self, ids, sum_logprobs, length):
+        """Returns the margin of the accept decision (|score - worst| when it mattered)."""
+        score = sum_logprobs / (length ** self.lp)
+        margin = float("inf")
+        if len(self.beams) >= self.k:
+            margin = abs(score - self.worst)
+        if len(self.beams) < self.k or score > self.worst:
+            self.n += 1
+            self.beams.append((score, list(ids), self.n))
+            if len(self.beams) > self.k:
+                srt = sorted((s, i) for i, (s, _, _) in enumerate(self.beams))
+                del self.beams[srt[0][1]]
+                self.worst = srt[1][0]
+            else:
+                self.worst = min(score, self.worst)
+        return margin
+
+    def is_done(self, best_sum_logprobs, cur_len, best_is_eos=False):
+        if len(self.beams) < self.k:
+            return False, float("inf")
+        cur = best_sum_logprobs / (cur_len ** self.lp)
+        margin = abs(self.worst - cur)
+        if best_is_eos:
+            # The best candidate is itself a </s> just offered to ADD: worst == cur exactly when
+            # it became the lowest, which is decided by its gaps to the other finished scores.
+            others = sorted(abs(s - cur) for s, _, _ in self.beams)
+            margin = others[1] if others and others[0] == 0.0 and len(others) > 1 else others[0]
+        return self.worst >= cur, margin
+
+    def best(self, n):
+        # HF: sorted(key=score) then pop() from the end: equal scores -> the later-added first.
+        srt = sorted(self.beams, key=lambda x: (x[0], x[2]), reverse=True)[:n]
+        return [(ids, float(sc)) for sc, ids, _ in srt]
+
+
+class KVCache:
+    """Self-attention K/V per decoder layer, preallocated [N, H, capacity, head_dim]."""
+
+    def __init__(self, layers, capacity):
+        self.k = [None] * layers
+        self.v = [None] * layers
+        self.cap = capacity
+
+    def append(self, i, k, v, past):
+        T = k.shape[2]
+        if self.k[i] is None:
+            n, h, _, hd = k.shape
+            cap = max(self.cap, past + T)
+            self.k[i] = torch.empty(n, h, cap, hd)
+            self.v[i] = torch.empty(n, h, cap, hd)
+        self.k[i][:, :, past:past + T] = k
+        self.v[i][:, :, past:past + T] = v
+        return self.k[i][:, :, :past + T], self.v[i][:, :, :past + T]
+
+    def select(self, idx, length):
+        """Keeps rows idx (in that order) of the first `length` positions."""
+        for bufs in (self.k, self.v):
+            for i, b in enumerate(bufs):
+                if b is None:
+                    continue
+                part = b[:, :, :length].index_select(0, idx)
+                if idx.numel() != b.shape[0]:
+                    b = torch.empty(idx.numel(), b.shape[1], b.shape[2], b.shape[3])
+                    bufs[i] = b
+                b[:, :, :length] = part
 
 
 def _topk_stable(x, k):
@@ -532,21 +574,18 @@ def _topk_stable(x, k):
     return v, i
 
 
-def _track_margins(vals, idxs, V, K, eos, margin, b):
-    """Smallest gap between candidates whose order decides the search (ranks around K-1/K
-    for EOS finalisation and around the K-th non-EOS candidate)."""
-    n_non = 0
-    for rank in range(len(vals) - 1):
-        bi, v = divmod(idxs[rank], V)
-        gap = vals[rank] - vals[rank + 1]
-        if not math.isfinite(gap):
-            break
-        if v == eos or rank == K - 1 or n_non == K - 1 or rank + 1 == K:
-            margin[b] = min(margin[b], gap)
-        if v != eos:
-            n_non += 1
-            if n_non > K:
-                break
+def _rank_margin(vals, idxs, V, K, eos):
+    """Smallest gap among the orderings that decided this step: the K-th best non-</s>
+    candidate vs the next one (which beams survive), and each </s> candidate vs the rank
+    K-1 / K boundary (whether it is finalised). vals/idxs: the best 2K+1 candidates."""
+    m = float("inf")
+    non = [r for r in range(len(vals)) if idxs[r] % V != eos]
+    if len(non) > K:
+        m = min(m, vals[non[K - 1]] - vals[non[K]])
+    for r in range(len(vals)):
+        if idxs[r] % V == eos:
+            m = min(m, vals[r] - vals[K] if r < K else vals[K - 1] - vals[r])
+    return m if math.isfinite(m) else float("inf")
 
 
 # ----------------------------------------------------------------------------- text helpers

@@ -1,0 +1,433 @@
+// End-to-end translation benchmark driver (its own main; bench/CMakeLists.txt links it with
+// benchmark::benchmark like every bench/*_bench.cc, but it does not use Google Benchmark).
+//
+//   e2e_bench -m model.mtlite --input FILE --output FILE [--batch N] [--beam N] [--threads N]
+//             [--max-length N] [--repeat R] [--no-warmup] [--ids-output FILE]
+//   e2e_bench -m model.mtlite --roofline [--bw-reps N]
+//
+// Translate mode: one Model::Load, one Translator::Create with limits from the flags, then every
+// input line is translated with TranslateViews in calls of --batch lines, --repeat times (after one
+// untimed warm-up call on the first batch unless --no-warmup). Prints one JSON object on stdout:
+//   total_s            median over the repetitions of the summed TranslateViews wall time
+//                      (text in -> text out, tokenizer included; model load excluded)
+//   total_s_runs       every repetition's total
+//   latency_p50_ms/p90 per TranslateViews call over all repetitions (batch 1: per sentence),
+//                      linear interpolation between order statistics (numpy's default)
+//   target_tokens      generated target tokens of the returned best hypotheses, incl. </s>
+//   sentences_per_s, target_tokens_per_s   (from total_s)
+//   ru_maxrss_kb, vm_hwm_kb   peak RSS of this process (getrusage, /proc/self/status)
+//   arena_bytes, model_file_bytes, load_s, create_s, deterministic (all repetitions gave the
+//   same text)
+// Translations (text, one line per input line) of the last repetition go to --output;
+// --ids-output writes the target ids (space separated, without the final </s>).
+//
+// Roofline mode: bytes of weights a batch-1 decoder step streams (per tensor group, from the
+// loaded model's own tensors), and single-thread read bandwidth measured over buffers of several
+// sizes (L2, L3, DRAM resident), as one JSON object.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels.h"
+#include "model_data.h"
+#include "mtlite/mtlite.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string model, input, output, ids_output;
+  int batch = 1, beam = 1, threads = 1, max_length = 256, repeat = 1, max_source_tokens = 256;
+  int bw_reps = 5;
+  bool warmup = true, roofline = false;
+};
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: e2e_bench -m model.mtlite --input FILE --output FILE [--batch N] [--beam N]\n"
+               "                 [--threads N] [--max-length N] [--max-source-tokens N] [--repeat R]\n"
+               "                 [--no-warmup] [--ids-output FILE]\n"
+               "       e2e_bench -m model.mtlite --roofline [--bw-reps N]\n");
+  return 2;
+}
+
+bool ParseInt(const char* s, int lo, int hi, int* out) {
+  char* end = nullptr;
+  long v = std::strtol(s, &end, 10);
+  if (!s[0] || *end || v < lo || v > hi) return false;
+  *out = int(v);
+  return true;
+}
+
+int ParseArgs(int argc, char** argv, Args* a) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto val = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "e2e_bench: %s needs a value\n", k.c_str());
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    auto int_opt = [&](int lo, int hi, int* out) {
+      const char* v = val();
+      if (!v) return false;
+      if (!ParseInt(v, lo, hi, out)) {
+        std::fprintf(stderr, "e2e_bench: %s must be an integer in [%d, %d], got '%s'\n", k.c_str(), lo, hi, v);
+        return false;
+      }
+      return true;
+    };
+    auto str_opt = [&](std::string* out) {
+      const char* v = val();
+      if (!v) return false;
+      *out = v;
+      return true;
+    };
+    bool ok = true;
+    if (k == "-m" || k == "--model") ok = str_opt(&a->model);
+    else if (k == "--input") ok = str_opt(&a->input);
+    else if (k == "--output") ok = str_opt(&a->output);
+    else if (k == "--ids-output") ok = str_opt(&a->ids_output);
+    else if (k == "--batch") ok = int_opt(1, 4096, &a->batch);
+    else if (k == "--beam") ok = int_opt(1, 64, &a->beam);
+    else if (k == "--threads") ok = int_opt(1, 256, &a->threads);
+    else if (k == "--max-length") ok = int_opt(1, 65536, &a->max_length);
+    else if (k == "--max-source-tokens") ok = int_opt(1, 65536, &a->max_source_tokens);
+    else if (k == "--repeat") ok = int_opt(1, 1000, &a->repeat);
+    else if (k == "--bw-reps") ok = int_opt(1, 1000, &a->bw_reps);
+    else if (k == "--no-warmup") a->warmup = false;
+    else if (k == "--roofline") a->roofline = true;
+    else if (k == "-h" || k == "--help") return Usage(), 1;
+    else {
+      std::fprintf(stderr, "e2e_bench: unknown argument '%s'\n", k.c_str());
+      return Usage();
+    }
+    if (!ok) return 2;
+  }
+  if (a->model.empty()) {
+    std::fprintf(stderr, "e2e_bench: -m model.mtlite is required\n");
+    return Usage();
+  }
+  if (!a->roofline && (a->input.empty() || a->output.empty())) {
+    std::fprintf(stderr, "e2e_bench: --input and --output are required\n");
+    return Usage();
+  }
+  return 0;
+}
+
+// numpy.percentile(..., interpolation="linear")
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = p / 100.0 * double(v.size() - 1);
+  const size_t lo = size_t(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+long StatusKb(const char* key) {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kb = -1;
+  const size_t n = std::strlen(key);
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, key, n) == 0 && line[n] == ':') {
+      kb = std::strtol(line + n + 1, nullptr, 10);
+      break;
+    }
+  }
+  std::fclose(f);
+  return kb;
+}
+
+long MaxRssKb() {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+  return ru.ru_maxrss;
+}
+
+std::string JsonString(std::string_view s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += char(c);
+    } else if (c < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else {
+      o += char(c);
+    }
+  }
+  return o + "\"";
+}
+
+const char* WeightTypeName(mtlite::WeightType t) {
+  switch (t) {
+    case mtlite::WeightType::kF32: return "fp32";
+    case mtlite::WeightType::kF16: return "fp16";
+    case mtlite::WeightType::kInt8: return "int8";
+  }
+  return "?";
+}
+
+bool HasNonSpace(const std::string& s) {
+  for (char c : s)
+    if (c != ' ' && c != '\t') return true;
+  return false;
+}
+
+// ------------------------------------------------------------------------------- roofline
+
+// Bytes the kernels read for one weight matrix (data + int8 per-row scales).
+size_t WeightBytes(const mtlite::detail::WeightView& w) {
+  switch (w.dtype) {
+    case mtlite::WeightType::kInt8:
+      return (w.blocked ? mtlite::kernels::BlockedN8K4Bytes(w.rows, w.cols) : size_t(w.rows) * w.cols) +
+             size_t(w.rows) * sizeof(float);
+    case mtlite::WeightType::kF16: return size_t(w.rows) * w.cols * 2;
+    case mtlite::WeightType::kF32: return size_t(w.rows) * w.cols * 4;
+  }
+  return 0;
+}
+size_t VecBytes(const mtlite::detail::VectorView& v) { return v.data ? size_t(v.size) * sizeof(float) : 0; }
+size_t LnBytes(const mtlite::detail::LayerNormView& l) { return VecBytes(l.gamma) + VecBytes(l.beta); }
+
+// Single-thread read bandwidth over `bytes` (GB/s, best of `reps` passes after one warm pass).
+double ReadBandwidth(size_t bytes, int reps) {
+  const size_t n = bytes / sizeof(uint64_t);
+  std::vector<uint64_t> buf(n);
+  for (size_t i = 0; i < n; ++i) buf[i] = i * 0x9E3779B97F4A7C15ull;
+  // Enough passes per timing that each lasts >= ~20 ms.
+  const int passes = int(std::max<size_t>(1, (size_t(64) << 20) / bytes));
+  double best = 0;
+  volatile uint64_t sink = 0;
+  for (int r = 0; r <= reps; ++r) {
+    const auto t0 = Clock::now();
+    uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+    for (int p = 0; p < passes; ++p) {
+      const uint64_t* b = buf.data();
+      for (size_t i = 0; i + 8 <= n; i += 8) {
+        a0 += b[i]; a1 += b[i + 1]; a2 += b[i + 2]; a3 += b[i + 3];
+        a4 += b[i + 4]; a5 += b[i + 5]; a6 += b[i + 6]; a7 += b[i + 7];
+      }
+    }
+    sink = sink + (a0 ^ a1 ^ a2 ^ a3 ^ a4 ^ a5 ^ a6 ^ a7);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (r > 0) best = std::max(best, double(bytes) * passes / s * 1e-9);
+  }
+  return best;
+}
+
+int Roofline(const Args& a, const mtlite::Model& model) {
+  const auto& md = model.data();
+  size_t self_attn = 0, cross_q_o = 0, cross_kv = 0, ffn = 0, norms_bias = 0;
+  for (const auto& L : md.decoder) {
+    self_attn += WeightBytes(L.self_attn.q) + WeightBytes(L.self_attn.k) + WeightBytes(L.self_attn.v) +
+                 WeightBytes(L.self_attn.o);
+    cross_q_o += WeightBytes(L.cross_attn.q) + WeightBytes(L.cross_attn.o);
+    cross_kv += WeightBytes(L.cross_attn.k) + WeightBytes(L.cross_attn.v);  // once per sentence
+    ffn += WeightBytes(L.fc1) + WeightBytes(L.fc2);
+    norms_bias += VecBytes(L.self_attn.q_bias) + VecBytes(L.self_attn.k_bias) + VecBytes(L.self_attn.v_bias) +
+                  VecBytes(L.self_attn.o_bias) + VecBytes(L.cross_attn.q_bias) + VecBytes(L.cross_attn.o_bias) +
+                  VecBytes(L.fc1_bias) + VecBytes(L.fc2_bias) + LnBytes(L.self_attn_ln) +
+                  LnBytes(L.cross_attn_ln) + LnBytes(L.final_ln);
+  }
+  const size_t out_proj = WeightBytes(md.output_proj) + VecBytes(md.final_logits_bias);
+  const size_t per_token = self_attn + cross_q_o + ffn + norms_bias + out_proj;
+  size_t encoder = 0;
+  for (const auto& L : md.encoder)
+    encoder += WeightBytes(L.self_attn.q) + WeightBytes(L.self_attn.k) + WeightBytes(L.self_attn.v) +
+               WeightBytes(L.self_attn.o) + WeightBytes(L.fc1) + WeightBytes(L.fc2);
+  const auto& c = md.config;
+  std::printf("{\"model\": %s, \"weight_type\": \"%s\", \"kernels\": \"%s\",\n", JsonString(a.model).c_str(),
+              WeightTypeName(c.weight_type), mtlite::kernels::BestKernels().name);
+  std::printf(" \"d_model\": %d, \"decoder_layers\": %d, \"target_vocab\": %d, \"decoder_ffn\": %d,\n", c.d_model,
+              c.decoder_layers, c.target_vocab_size, c.decoder_ffn_dim);
+  std::printf(" \"decoder_step_bytes\": {\"self_attn_qkvo\": %zu, \"cross_attn_q_o\": %zu, \"ffn\": %zu, "
+              "\"biases_norms\": %zu, \"output_projection\": %zu, \"total\": %zu},\n",
+              self_attn, cross_q_o, ffn, norms_bias, out_proj, per_token);
+  std::printf(" \"per_sentence_bytes\": {\"cross_attn_kv\": %zu, \"encoder_matrices\": %zu},\n", cross_kv, encoder);
+  std::printf(" \"read_bandwidth_gbs\": {");
+  const size_t sizes[] = {size_t(256) << 10, size_t(4) << 20, size_t(16) << 20, size_t(256) << 20};
+  const char* names[] = {"256KiB", "4MiB", "16MiB", "256MiB"};
+  for (int i = 0; i < 4; ++i) {
+    const double gbs = ReadBandwidth(sizes[i], a.bw_reps);
+    std::printf("%s\"%s\": %.2f", i ? ", " : "", names[i], gbs);
+    std::fflush(stdout);
+  }
+  std::printf("}}\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (int rc = ParseArgs(argc, argv, &a)) return rc == 1 ? 0 : rc;
+
+  const auto tl0 = Clock::now();
+  auto model = mtlite::Model::Load(a.model);
+  if (!model.ok()) {
+    std::fprintf(stderr, "e2e_bench: %s: %s\n", a.model.c_str(), model.status().ToString().c_str());
+    return 1;
+  }
+  const double load_s = std::chrono::duration<double>(Clock::now() - tl0).count();
+  if (a.roofline) return Roofline(a, *model.value());
+
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(a.input, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "e2e_bench: cannot read %s\n", a.input.c_str());
+      return 1;
+    }
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      lines.push_back(std::move(line));
+    }
+  }
+  if (lines.empty()) {
+    std::fprintf(stderr, "e2e_bench: %s has no lines\n", a.input.c_str());
+    return 1;
+  }
+  size_t max_bytes = 4096;
+  for (const auto& l : lines) max_bytes = std::max(max_bytes, l.size());
+
+  const mtlite::ModelConfig& cfg = model.value()->config();
+  mtlite::TranslatorLimits lim;
+  lim.max_batch = a.batch;
+  lim.max_beam = a.beam;
+  lim.max_n_best = 1;
+  lim.max_target_tokens = a.max_length;
+  lim.max_source_tokens = a.max_source_tokens;
+  if (cfg.positions_stored) {
+    lim.max_target_tokens = std::min(lim.max_target_tokens, cfg.max_positions);
+    lim.max_source_tokens = std::min(lim.max_source_tokens, cfg.max_positions);
+  }
+  lim.max_input_bytes = int(std::min<size_t>(max_bytes, size_t(1) << 24));
+  lim.num_threads = a.threads;
+  const auto tc0 = Clock::now();
+  auto tr = mtlite::Translator::Create(model.value(), lim);
+  if (!tr.ok()) {
+    std::fprintf(stderr, "e2e_bench: Translator::Create: %s\n", tr.status().ToString().c_str());
+    return 1;
+  }
+  const double create_s = std::chrono::duration<double>(Clock::now() - tc0).count();
+  mtlite::Translator& translator = *tr.value();
+  const long rss_after_create_kb = StatusKb("VmRSS");
+
+  mtlite::TranslateOptions opt;
+  opt.beam_size = a.beam;
+  opt.max_length = lim.max_target_tokens;
+  opt.n_best = 1;
+
+  const size_t n = lines.size();
+  const size_t bsz = size_t(a.batch);
+  std::vector<std::string_view> views(lines.begin(), lines.end());
+  auto fail = [&](size_t i0, const mtlite::Status& s) {
+    std::fprintf(stderr, "e2e_bench: lines %zu..%zu: %s\n", i0 + 1, std::min(n, i0 + bsz), s.ToString().c_str());
+    return 1;
+  };
+  if (a.warmup) {
+    const mtlite::SentenceResultView* res = nullptr;
+    mtlite::Status s = translator.TranslateViews(views.data(), std::min(n, bsz), opt, &res);
+    if (!s.ok()) return fail(0, s);
+  }
+
+  std::vector<double> run_totals, latencies;
+  latencies.reserve(((n + bsz - 1) / bsz) * size_t(a.repeat));
+  std::vector<std::string> texts(n), first_texts;
+  std::vector<std::vector<int32_t>> ids(n);
+  long long target_tokens = 0;
+  bool deterministic = true;
+  for (int r = 0; r < a.repeat; ++r) {
+    double total = 0;
+    long long tokens = 0;
+    for (size_t i0 = 0; i0 < n; i0 += bsz) {
+      const size_t m = std::min(bsz, n - i0);
+      const mtlite::SentenceResultView* res = nullptr;
+      const auto t0 = Clock::now();
+      mtlite::Status s = translator.TranslateViews(views.data() + i0, m, opt, &res);
+      const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (!s.ok()) return fail(i0, s);
+      total += dt;
+      latencies.push_back(dt);
+      for (size_t j = 0; j < m; ++j) {
+        if (res[j].num_hypotheses < 1) {
+          std::fprintf(stderr, "e2e_bench: line %zu: no hypothesis returned\n", i0 + j + 1);
+          return 1;
+        }
+        const mtlite::HypothesisView& h = res[j].hypotheses[0];
+        if (HasNonSpace(lines[i0 + j])) tokens += h.num_ids + 1;  // + the final </s>
+        texts[i0 + j].assign(h.text.data(), h.text.size());
+        ids[i0 + j].assign(h.ids, h.ids + h.num_ids);
+      }
+    }
+    run_totals.push_back(total);
+    target_tokens = tokens;
+    if (r == 0) first_texts = texts;
+    else if (texts != first_texts) deterministic = false;
+  }
+
+  {
+    std::ofstream out(a.output, std::ios::binary);
+    for (const auto& t : texts) out << t << '\n';
+    if (!out) {
+      std::fprintf(stderr, "e2e_bench: cannot write %s\n", a.output.c_str());
+      return 1;
+    }
+  }
+  if (!a.ids_output.empty()) {
+    std::ofstream out(a.ids_output, std::ios::binary);
+    for (const auto& v : ids) {
+      for (size_t i = 0; i < v.size(); ++i) out << (i ? " " : "") << v[i];
+      out << '\n';
+    }
+    if (!out) {
+      std::fprintf(stderr, "e2e_bench: cannot write %s\n", a.ids_output.c_str());
+      return 1;
+    }
+  }
+
+  const double total_s = Percentile(run_totals, 50);
+  std::string runs;
+  for (size_t i = 0; i < run_totals.size(); ++i) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%s%.6f", i ? ", " : "", run_totals[i]);
+    runs += b;
+  }
+  std::printf("{\"engine\": \"mtlite\", \"model\": %s, \"weight_type\": \"%s\", \"kernels\": \"%s\",\n",
+              JsonString(a.model).c_str(), WeightTypeName(cfg.weight_type), mtlite::kernels::BestKernels().name);
+  std::printf(" \"batch\": %d, \"beam\": %d, \"threads\": %d, \"max_length\": %d, \"repeat\": %d, "
+              "\"warmup\": %s,\n",
+              a.batch, a.beam, a.threads, opt.max_length, a.repeat, a.warmup ? "true" : "false");
+  std::printf(" \"sentences\": %zu, \"calls_per_run\": %zu, \"target_tokens\": %lld,\n", n, (n + bsz - 1) / bsz,
+              target_tokens);
+  std::printf(" \"total_s\": %.6f, \"total_s_runs\": [%s],\n", total_s, runs.c_str());
+  std::printf(" \"sentences_per_s\": %.3f, \"target_tokens_per_s\": %.3f,\n", double(n) / total_s,
+              double(target_tokens) / total_s);
+  std::printf(" \"latency_p50_ms\": %.4f, \"latency_p90_ms\": %.4f, \"latency_max_ms\": %.4f,\n",
+              Percentile(latencies, 50) * 1e3, Percentile(latencies, 90) * 1e3,
+              *std::max_element(latencies.begin(), latencies.end()) * 1e3);
+  std::printf(" \"load_s\": %.6f, \"create_s\": %.6f, \"arena_bytes\": %zu, \"model_file_bytes\": %zu,\n", load_s,
+              create_s, translator.arena_bytes(), model.value()->file_size());
+  std::printf(" \"rss_after_create_kb\": %ld, \"ru_maxrss_kb\": %ld, \"vm_hwm_kb\": %ld, \"deterministic\": %s}\n",
+              rss_after_create_kb, MaxRssKb(), StatusKb("VmHWM"), deterministic ? "true" : "false");
+  return deterministic ? 0 : 3;
+}

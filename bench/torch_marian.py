@@ -42,8 +42,24 @@ import resource
 import sys
 import time
 
-# Keep OpenMP from spinning on the shared machine (must be set before torch is imported).
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def _early_threads(argv):
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--threads="):
+            return arg.split("=", 1)[1]
+    return "1"
+
+
+# Thread pools are sized when torch (OpenMP) and OpenBLAS load: set them before the import.
+# Debian's torch calls the system BLAS (OpenBLAS, pthread build) for fp32 matmuls, whose pool
+# ignores torch.set_num_threads: OPENBLAS_NUM_THREADS must match --threads. PASSIVE keeps
+# OpenMP workers from spinning on the shared machine.
+_THREADS = _early_threads(sys.argv[1:]) if __name__ == "__main__" else "1"
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, _THREADS)
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
@@ -370,7 +386,7 @@ class Generator:
             scores = scores + beam_scores[:, None]
             scores = scores.view(B, K * V)
             top_s, top_i = torch.topk(scores, 2 * K, dim=1, largest=True, sorted=True)
-            top_b = (top_i // V).tolist()
+            top_b = torch.div(top_i, V, rounding_mode="floor").tolist()
             top_t = (top_i % V).tolist()
             top_sl = top_s.tolist()
             ids_l = input_ids.tolist()
@@ -439,6 +455,20 @@ def status_kb(key):
     except OSError:
         pass
     return -1
+
+
+def loaded_libs(pattern):
+    """Shared libraries mapped into this process whose file name contains `pattern`."""
+    libs = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1] if len(line.split()) >= 6 else ""
+                if pattern in os.path.basename(path).lower():
+                    libs.add(os.path.realpath(path))
+    except OSError:
+        pass
+    return sorted(libs)
 
 
 def main(argv):
@@ -516,7 +546,9 @@ def main(argv):
             ids = [i for _, i, _ in out]
             if first is None:
                 first = texts
-    deterministic = all(True for _ in ()) and texts == first
+    deterministic = texts == first
+    ru_maxrss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    vm_hwm_kb = status_kb("VmHWM")
     with open(a.output, "w", encoding="utf-8") as f:
         for t in texts:
             f.write(t + "\n")
@@ -528,7 +560,10 @@ def main(argv):
     safetensors_bytes = os.path.getsize(os.path.join(a.model_dir, "model.safetensors"))
     res = {
         "engine": "pytorch", "model": a.model_dir, "weight_type": a.variant,
-        "kernels": f"torch {torch.__version__} ({torch.backends.quantized.engine})",
+        "kernels": f"torch {torch.__version__}" + (f" quantized engine {torch.backends.quantized.engine}"
+                                                    if a.variant == "int8" else ""),
+        "blas": loaded_libs("blas"),
+        "env_threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
         "batch": a.batch, "beam": a.beam, "threads": a.threads, "max_length": max_new, "repeat": a.repeat,
         "warmup": not a.no_warmup,
         "sentences": n, "calls_per_run": (n + a.batch - 1) // a.batch, "target_tokens": tokens,
@@ -539,8 +574,7 @@ def main(argv):
         "load_s": load_s, "model_file_bytes": safetensors_bytes,
         "state_dict_bytes": state_dict_bytes(model) if a.variant == "int8" else safetensors_bytes,
         "rss_after_create_kb": rss_after_load,
-        "ru_maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        "vm_hwm_kb": status_kb("VmHWM"), "deterministic": deterministic,
+        "ru_maxrss_kb": ru_maxrss_kb, "vm_hwm_kb": vm_hwm_kb, "deterministic": deterministic,
     }
     print(json.dumps(res))
     return 0 if deterministic else 3

@@ -41,7 +41,7 @@ bool CpuHasAvx2() {
 #endif
 
 #if defined(MTLITE_DISPATCH_NEON)
-bool EnvIs(const char* name, const char* value) {
+[[maybe_unused]] bool EnvIs(const char* name, const char* value) {
   const char* v = std::getenv(name);
   return v != nullptr && std::strcmp(v, value) == 0;
 }

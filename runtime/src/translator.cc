@@ -124,7 +124,7 @@ class TranslatorImpl {
                        size_t n, int* smax);
   void Greedy(int nb, int max_len_b[], const TranslateOptions& opt);
   void Beam(int nb, int max_len_b[], const TranslateOptions& opt);
-  void Finish(int nb, const TranslateOptions& opt, bool greedy);
+  Status Finish(int nb, const TranslateOptions& opt, bool greedy);
   template <class F>
   void ParallelFor(int n, F&& fn);
 
@@ -886,7 +886,7 @@ void TranslatorImpl::Beam(int nb, int max_len_b[], const TranslateOptions& opt) 
   }
 }
 
-void TranslatorImpl::Finish(int nb, const TranslateOptions& opt, bool greedy) {
+Status TranslatorImpl::Finish(int nb, const TranslateOptions& opt, bool greedy) {
   const int W = W_, R = R_, NB = NB_;
   for (int b = 0; b < nb; ++b) {
     Hyp* h = hyps_ + size_t(b) * W;
@@ -925,11 +925,15 @@ void TranslatorImpl::Finish(int nb, const TranslateOptions& opt, bool greedy) {
       hv.source_tokens = src_smax_;
       char* text = out_text_ + (size_t(b) * NB + j) * text_cap_;
       size_t len = 0;
-      if (texts_mode_ && !tgt_tok_->Decode(ids, t_end, text, size_t(text_cap_), &len).ok()) len = 0;
+      if (texts_mode_) {
+        Status s = tgt_tok_->Decode(ids, t_end, text, size_t(text_cap_), &len);
+        if (!s.ok()) return Err(s.code(), "sentence " + std::to_string(b) + ": decoding the output: " + s.message());
+      }
       hv.text = std::string_view(text, len);
       ++sv.num_hypotheses;
     }
   }
+  return Status::Ok();
 }
 
 Status TranslatorImpl::Run(const std::string_view* texts, const int32_t* const* ids, const int* lens,
@@ -972,7 +976,7 @@ Status TranslatorImpl::Run(const std::string_view* texts, const int32_t* const* 
     o.alignment_layer = align_layer;
     if (opt.beam_size == 1) Greedy(int(n), max_len_b, o); else Beam(int(n), max_len_b, o);
   }
-  Finish(int(n), opt, opt.beam_size == 1);
+  if (Status s = Finish(int(n), opt, opt.beam_size == 1); !s.ok()) return s;
   *out = sent_views_;
   return Status::Ok();
 }
@@ -1080,12 +1084,16 @@ Status Translator::ForcedLogits(const int32_t* source_ids, int source_len, const
 Status EncodeSource(const Model& model, std::string_view text, std::vector<int32_t>* ids) {
   const ModelData& md = model.data();
   SpmTokenizer tok(md.source_spm, md.source_vocab);
-  std::vector<uint8_t> ws(SpmTokenizer::WorkspaceBytes(text.size()));
-  for (size_t cap = text.size() + 16;; cap *= 2) {
+  if (!tok.status().ok()) return tok.status();
+  // The workspace assumes a bounded NFKC expansion; the rare input that expands more gets a
+  // larger workspace (there are never more ids than normalized bytes).
+  for (size_t budget = std::max<size_t>(text.size(), 16);; budget *= 4) {
+    std::vector<uint8_t> ws(SpmTokenizer::WorkspaceBytes(budget));
+    const size_t cap = budget * SpmTokenizer::kMaxNormalizedPerInputByte + 16;
     ids->assign(cap + 1, 0);
     int n = 0;
     Status s = tok.Encode(text, ws.data(), ws.size(), ids->data(), int(cap), &n);
-    if (s.code() == StatusCode::kOutOfRange && cap < (size_t(1) << 26)) continue;
+    if (s.code() == StatusCode::kOutOfRange && budget < text.size() * 64) continue;
     if (!s.ok()) return s;
     ids->resize(size_t(n));
     if (n > 0) ids->push_back(md.config.eos_id);

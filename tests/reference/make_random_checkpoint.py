@@ -62,7 +62,8 @@ PRESETS = {
 def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, dec_ffn,
           activation, target_vocab=0, dtype="F32", seed=1, std=None, embed_std=None,
           eos_bias=None, scale_embedding=True, untied_lm_head=False, store_positions=True,
-          max_positions=256, anti_repeat=True, sublayer_gain=0.5):
+          max_positions=256, anti_repeat=True, sublayer_gain=0.5, eos_clock=0.0,
+          eos_clock_start=10):
     rng = np.random.Generator(np.random.PCG64(seed))
     d = d_model
     std = std if std is not None else 1.0 / np.sqrt(d)
@@ -135,6 +136,15 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
     w["final_logits_bias"] = fb
     if untied_lm_head:
         w["lm_head.weight"] = normal((vt, d), head_std)
+    if eos_clock:
+        # A length "clock": the </s> output row points along the direction by which later
+        # decoder positions differ from early ones, so P(</s>) grows with the output length.
+        pos = marian_sinusoid(max_positions, d).numpy().astype(np.float64)
+        u = pos[eos_clock_start:].mean(0) - pos[:eos_clock_start].mean(0)
+        u *= eos_clock / np.linalg.norm(u) * (-1.0 if anti_repeat else 1.0)
+        out_name = "lm_head.weight" if untied_lm_head else (
+            "model.decoder.embed_tokens.weight" if separate else "model.shared.weight")
+        w[out_name][eos] = u.astype(np.float32)
     if store_positions:
         pos = marian_sinusoid(max_positions, d).numpy()
         w["model.encoder.embed_positions.weight"] = pos

@@ -688,6 +688,35 @@ TEST(KernelFloat, DotAndAxpy) {
   }
 }
 
+// Contract: the tail enters its lanes, so trailing zeros (dot) or masked padding (softmax)
+// never change a result: a padded batch is bit-identical to one sentence at a time.
+TEST(KernelFloat, PaddingInvariance) {
+  std::mt19937 rng(51);
+  for (int n : kLens) {
+    for (int pad : {1, 3, 7, 8, 13}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " pad=" + std::to_string(pad));
+      std::vector<float> a = RandomVec(rng, n, 1.0f), b = RandomVec(rng, n, 1.0f);
+      std::vector<float> ap = a, bp = b;
+      ap.resize(n + pad, 0.0f);
+      bp.resize(n + pad, 0.0f);
+      std::vector<float> x = RandomVec(rng, n, 3.0f), mask(n, 0.0f);
+      for (int j = 0; j < n; ++j)
+        if (rng() % 4 == 0 && j != n / 2) mask[j] = -kInf;
+      std::vector<float> xp = x, maskp = mask;
+      for (int j = 0; j < pad; ++j) xp.push_back(float(j) * 7.0f), maskp.push_back(-kInf);
+      for (auto* t : Tables()) {
+        SCOPED_TRACE(t->name);
+        ASSERT_TRUE(SameFloat(t->dot_f32(a.data(), b.data(), n), t->dot_f32(ap.data(), bp.data(), n + pad)));
+        std::vector<float> s = x, sp = xp;
+        t->softmax_masked(s.data(), n, mask.data());
+        t->softmax_masked(sp.data(), n + pad, maskp.data());
+        ASSERT_TRUE(SameFloats(s.data(), sp.data(), size_t(n)));
+        for (int j = n; j < n + pad; ++j) ASSERT_EQ(Bits(sp[j]), 0u);
+      }
+    }
+  }
+}
+
 std::vector<float> ActivationInputs() {
   std::vector<float> x;
   for (int i = -4000; i <= 4000; ++i) x.push_back(i * 0.0125f);  // [-50, 50]

@@ -1,7 +1,7 @@
 // AVX2 quantisation, layer norm, softmax, dot, axpy and activations, plus the AVX2 table.
 // Bit-identical to the scalar reference: the same IEEE operations in the same order per
-// element, the 8-lane reduction of kernels.h as one __m256 accumulator, scalar tails that
-// continue the reference order. (x86 SSE/AVX scalar and vector arithmetic share MXCSR, so
+// element, the 8-lane reduction of kernels.h as one __m256 accumulator (the tail enters its
+// lanes as a zero-filled partial vector, as the contract specifies). (x86 SSE/AVX scalar and vector arithmetic share MXCSR, so
 // rounding mode and denormal handling are the same for both.)
 #include "avx2/avx2_kernels.h"
 
@@ -100,23 +100,22 @@ void LayerNorm(const float* x, int m, int d, const float* gamma, const float* be
   for (int i = 0; i < m; ++i) {
     const float* xr = x + size_t(i) * d;
     float* yr = y + size_t(i) * d;
+    const __m256i tail = TailMask(d - d8);
     __m256 acc = _mm256_setzero_ps();
     for (int j = 0; j < d8; j += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(xr + j));
-    float sum = Reduce8(acc);
-    for (int j = d8; j < d; ++j) sum = sum + xr[j];
-    const float mean = sum / float(d);
+    if (d8 < d) acc = _mm256_add_ps(acc, _mm256_maskload_ps(xr + d8, tail));
+    const float mean = Reduce8(acc) / float(d);
     const __m256 vmean = _mm256_set1_ps(mean);
     acc = _mm256_setzero_ps();
     for (int j = 0; j < d8; j += 8) {
       const __m256 t = _mm256_sub_ps(_mm256_loadu_ps(xr + j), vmean);
       acc = _mm256_add_ps(acc, _mm256_mul_ps(t, t));
     }
-    float var = Reduce8(acc);
-    for (int j = d8; j < d; ++j) {
-      const float t = xr[j] - mean;
-      var = var + t * t;
+    if (d8 < d) {
+      const __m256 t = _mm256_sub_ps(_mm256_maskload_ps(xr + d8, tail), vmean);
+      acc = _mm256_add_ps(acc, _mm256_and_ps(_mm256_mul_ps(t, t), _mm256_castsi256_ps(tail)));
     }
-    var = var / float(d);
+    const float var = Reduce8(acc) / float(d);
     const float inv = 1.0f / __builtin_sqrtf(var + eps);
     const __m256 vinv = _mm256_set1_ps(inv);
     for (int j = 0; j < d8; j += 8) {
@@ -166,12 +165,14 @@ void SoftmaxMasked(float* x, int n, const float* mask) {
     _mm256_storeu_ps(x + j, e);
     acc = _mm256_add_ps(acc, e);
   }
-  float sum = Reduce8(acc);
-  for (int j = n8; j < n; ++j) {
-    x[j] = ExpRef(x[j] - mx);
-    sum = sum + x[j];
+  if (n8 < n) {
+    const __m256i tail = TailMask(n - n8);
+    const __m256 e = _mm256_and_ps(Exp(_mm256_sub_ps(_mm256_maskload_ps(x + n8, tail), vmx)),
+                                   _mm256_castsi256_ps(tail));
+    _mm256_maskstore_ps(x + n8, tail, e);
+    acc = _mm256_add_ps(acc, e);
   }
-  const float inv = 1.0f / sum;
+  const float inv = 1.0f / Reduce8(acc);
   const __m256 vinv = _mm256_set1_ps(inv);
   for (int j = 0; j < n8; j += 8) _mm256_storeu_ps(x + j, _mm256_mul_ps(_mm256_loadu_ps(x + j), vinv));
   for (int j = n8; j < n; ++j) x[j] = x[j] * inv;
@@ -182,9 +183,11 @@ float Dot(const float* a, const float* b, int n) {
   __m256 acc = _mm256_setzero_ps();
   for (int i = 0; i < n8; i += 8)
     acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
-  float total = Reduce8(acc);
-  for (int i = n8; i < n; ++i) total = total + a[i] * b[i];
-  return total;
+  if (n8 < n) {
+    const __m256i tail = TailMask(n - n8);
+    acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_maskload_ps(a + n8, tail), _mm256_maskload_ps(b + n8, tail)));
+  }
+  return Reduce8(acc);
 }
 
 void Axpy(float alpha, const float* x, float* y, int n) {

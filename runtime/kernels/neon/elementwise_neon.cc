@@ -1,8 +1,8 @@
 // NEON quantisation, layer norm, softmax, dot, axpy and activations, plus the "neon" table.
 //
 // aarch64: vectorised, bit-identical to the reference (same operations per element, the
-// 8-lane reduction as two float32x4 accumulators {0..3},{4..7}, scalar tails in reference
-// order).
+// 8-lane reduction as two float32x4 accumulators {0..3},{4..7}; the tail enters its lanes as
+// a zero-filled partial vector, as the contract specifies).
 // armv7: Advanced SIMD float arithmetic flushes denormals to zero (always, whatever FPSCR
 // says) and has no IEEE divide/sqrt, so the float kernels are the VFP scalar reference; only
 // quantize_rows_s8 uses NEON, on rows where flush-to-zero provably cannot change the result.
@@ -109,6 +109,14 @@ void QuantizeRowsS8(const float* x, int m, int k, int ldx, int8_t* q, int ldq, f
 
 #if defined(__aarch64__)
 
+namespace {
+// lo/hi += the zero-filled partial vector t[0..8)
+inline void AddPartial(float32x4_t& lo, float32x4_t& hi, const float* t) {
+  lo = vaddq_f32(lo, vld1q_f32(t));
+  hi = vaddq_f32(hi, vld1q_f32(t + 4));
+}
+}  // namespace
+
 void LayerNorm(const float* x, int m, int d, const float* gamma, const float* beta, float eps,
                float* y) {
   const int d8 = d & ~7;
@@ -120,9 +128,12 @@ void LayerNorm(const float* x, int m, int d, const float* gamma, const float* be
       lo = vaddq_f32(lo, vld1q_f32(xr + j));
       hi = vaddq_f32(hi, vld1q_f32(xr + j + 4));
     }
-    float sum = Reduce8(lo, hi);
-    for (int j = d8; j < d; ++j) sum = sum + xr[j];
-    const float mean = sum / float(d);
+    if (d8 < d) {
+      float t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (int j = d8; j < d; ++j) t[j - d8] = xr[j];
+      AddPartial(lo, hi, t);
+    }
+    const float mean = Reduce8(lo, hi) / float(d);
     const float32x4_t vmean = vdupq_n_f32(mean);
     lo = hi = vdupq_n_f32(0.0f);
     for (int j = 0; j < d8; j += 8) {
@@ -131,12 +142,15 @@ void LayerNorm(const float* x, int m, int d, const float* gamma, const float* be
       lo = vaddq_f32(lo, vmulq_f32(t0, t0));
       hi = vaddq_f32(hi, vmulq_f32(t1, t1));
     }
-    float var = Reduce8(lo, hi);
-    for (int j = d8; j < d; ++j) {
-      const float t = xr[j] - mean;
-      var = var + t * t;
+    if (d8 < d) {
+      float t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (int j = d8; j < d; ++j) {
+        const float u = xr[j] - mean;
+        t[j - d8] = u * u;
+      }
+      AddPartial(lo, hi, t);
     }
-    var = var / float(d);
+    const float var = Reduce8(lo, hi) / float(d);
     const float inv = 1.0f / __builtin_sqrtf(var + eps);
     const float32x4_t vinv = vdupq_n_f32(inv);
     int j = 0;
@@ -184,12 +198,12 @@ void SoftmaxMasked(float* x, int n, const float* mask) {
     lo = vaddq_f32(lo, e0);
     hi = vaddq_f32(hi, e1);
   }
-  float sum = Reduce8(lo, hi);
-  for (int j = n8; j < n; ++j) {
-    x[j] = ExpRef(x[j] - mx);
-    sum = sum + x[j];
+  if (n8 < n) {
+    float t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int j = n8; j < n; ++j) t[j - n8] = x[j] = ExpRef(x[j] - mx);
+    AddPartial(lo, hi, t);
   }
-  const float inv = 1.0f / sum;
+  const float inv = 1.0f / Reduce8(lo, hi);
   const float32x4_t vinv = vdupq_n_f32(inv);
   int j = 0;
   for (; j + 4 <= n; j += 4) vst1q_f32(x + j, vmulq_f32(vld1q_f32(x + j), vinv));
@@ -203,9 +217,12 @@ float Dot(const float* a, const float* b, int n) {
     lo = vaddq_f32(lo, vmulq_f32(vld1q_f32(a + i), vld1q_f32(b + i)));
     hi = vaddq_f32(hi, vmulq_f32(vld1q_f32(a + i + 4), vld1q_f32(b + i + 4)));
   }
-  float total = Reduce8(lo, hi);
-  for (int i = n8; i < n; ++i) total = total + a[i] * b[i];
-  return total;
+  if (n8 < n) {
+    float t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int i = n8; i < n; ++i) t[i - n8] = a[i] * b[i];
+    AddPartial(lo, hi, t);
+  }
+  return Reduce8(lo, hi);
 }
 
 void Axpy(float alpha, const float* x, float* y, int n) {

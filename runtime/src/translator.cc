@@ -787,25 +787,21 @@ void TranslatorImpl::Beam(int nb, int max_len_b[], const TranslateOptions& opt) 
       par_hist_[slot] = slot;
     }
   }
+  // HF BeamHypotheses.add: keep the best `beam` hypotheses; worst_ is the lowest kept score.
   auto add_hyp = [&](int b, float sum_logprobs, int t_end, int slot, int cur_len) {
     const float score = sum_logprobs / std::pow(float(cur_len), opt.length_penalty);
     Hyp* h = hyps_ + size_t(b) * W;
     int& n = num_hyps_[b];
-    if (n < beam || score > worst_[b]) {
-      if (n < beam) {
-        h[n++] = {score, t_end, slot};
-      } else {  // replace the worst
-        int wi = 0;
-        for (int i = 1; i < n; ++i)
-          if (h[i].score < h[wi].score) wi = i;
-        h[wi] = {score, t_end, slot};
-      }
-      float worst = h[0].score;
-      for (int i = 1; i < n; ++i) worst = std::min(worst, h[i].score);
-      worst_[b] = n < beam ? std::min(worst_[b], score) : worst;
-      if (n == beam) worst_[b] = worst;
-    } else {
+    if (n < beam) {
+      h[n++] = {score, t_end, slot};
       worst_[b] = std::min(worst_[b], score);
+    } else if (score > worst_[b]) {
+      int wi = 0;  // replace the worst, then the new worst is the lowest remaining
+      for (int i = 1; i < n; ++i)
+        if (h[i].score < h[wi].score) wi = i;
+      h[wi] = {score, t_end, slot};
+      worst_[b] = h[0].score;
+      for (int i = 1; i < n; ++i) worst_[b] = std::min(worst_[b], h[i].score);
     }
   };
   for (int t = 0;; ++t) {

@@ -161,6 +161,43 @@ def read_lines(path):
         return [l.rstrip("\n") for l in f]
 
 
+def phase_split(a, srcs, runs, work, failures):
+    """mtlite, batch 1, 1 thread, greedy: the same sentences with --max-length 1 (encoder, tokenizer
+    and one decoder step per sentence) against the full run gives the encoder's share and the
+    mean time of one decoder step: step = (T_full - T_len1) / (tokens_full - sentences)."""
+    out = []
+    if (1, 1, 1) not in a.configs:
+        return out
+    for e in a.engines:
+        if ENGINES[e][0] != "mtlite":
+            continue
+        for s in a.sets:
+            full = [r for r in runs if r["ok"] and r["engine"] == e and r["set"] == s and r["batch"] == 1
+                    and r["threads"] == 1 and r["beam"] == 1]
+            if not full:
+                continue
+            tag = f"{s}.{e}.len1"
+            cmd = engine_cmd(a, e, srcs[s], os.path.join(work, tag + ".txt"), os.path.join(work, tag + ".ids"),
+                             1, 1, 1)
+            cmd[cmd.index("--max-length") + 1] = "1"
+            cmd[cmd.index("--repeat") + 1] = str(max(3, a.reps))
+            rc, stdout, _, _ = run_child(cmd, child_env(1), a.timeout, os.path.join(work, tag))
+            try:
+                js = json.loads(stdout)
+            except json.JSONDecodeError:
+                failures.append(f"{tag}: exit {rc}")
+                continue
+            t_full = statistics.median(r["total_s"] for r in full)
+            tok, n = full[0]["target_tokens"], full[0]["sentences"]
+            t1 = js["total_s"]
+            step = (t_full - t1) / max(1, tok - n)
+            out.append({"engine": e, "set": s, "sentences": n, "target_tokens": tok, "total_s": t_full,
+                        "len1_total_s": t1, "encoder_and_first_step_ms_per_sentence": 1e3 * t1 / n,
+                        "decoder_step_us": 1e6 * step, "encoder_share": t1 / t_full,
+                        "source_note": "len1 = --max-length 1: tokenizer + encoder + cross K/V + one step"})
+    return out
+
+
 # ----------------------------------------------------------------------------- report
 
 
@@ -388,6 +425,22 @@ def write_markdown(a, meta, rows, combined, chk, path):
         L.append("## FAILURES\n")
         L += [f"- {f}" for f in meta["failures"]]
         L.append("")
+    if meta.get("phase_split"):
+        L.append("## Where mtlite's batch-1 greedy time goes (1 thread)\n")
+        L.append("`--max-length 1` rerun: tokenizer + encoder + cross-attention K/V + one decoder step per "
+                 "sentence; the rest of the full run's time, divided by the remaining generated tokens, is "
+                 "the mean decoder step.\n")
+        L.append("| engine | set | encoder + 1st step, ms/sentence | share of total | decoder step, µs | "
+                 "weight bytes/step ÷ step time |")
+        L.append("|---|---|---|---|---|---|")
+        rf_bytes = (meta.get("roofline") or {}).get("decoder_step_bytes", {}).get("total")
+        for p in meta["phase_split"]:
+            bw = (f"{rf_bytes / (p['decoder_step_us'] * 1e-6) / 1e9:.1f} GB/s"
+                  if rf_bytes and p["engine"] == "mtlite-int8" and p["decoder_step_us"] > 0 else "–")
+            L.append(f"| {lab.get(p['engine'], p['engine'])} | {p['set']} | "
+                     f"{p['encoder_and_first_step_ms_per_sentence']:.2f} | {100 * p['encoder_share']:.0f}% | "
+                     f"{p['decoder_step_us']:.0f} | {bw} |")
+        L.append("")
     if meta.get("roofline"):
         rf = meta["roofline"]
         st = rf["decoder_step_bytes"]
@@ -426,6 +479,8 @@ def plot(a, rows, combined, path):
     ax.set_xticklabels([f"batch {b}\n{t} thr\n{'greedy' if k == 1 else f'beam {k}'}" for b, t, k in cfgs],
                        fontsize=8)
     ax.set_yscale("log")
+    top = max([r.get("target_tokens_per_s") or 0 for r in idx.values()] + [1])
+    ax.set_ylim(top=top * 2.5)
     ax.set_ylabel("target tokens/s (log scale)")
     ax.set_title(f"End-to-end translation speed ({setname}; median of {a.reps})")
     ax.legend(fontsize=8)
@@ -534,7 +589,7 @@ def main(argv):
                        "wall_s": wall, "load1": l1, "child_maxrss_kb": ru.ru_maxrss, "output": out, "ids": ids,
                        "ok": False}
                 try:
-                    js = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else None
+                    js = json.loads(stdout) if stdout.strip() else None
                 except json.JSONDecodeError:
                     js = None
                 if rc == 0 and js and js.get("target_tokens", 0) > 0 and os.path.exists(out) \
@@ -553,6 +608,7 @@ def main(argv):
                       f"rss {ru.ru_maxrss / 1024:.0f} MiB, load {l1}" if rec["ok"] else "FAILED"),
                       file=sys.stderr, flush=True)
 
+    meta["phase_split"] = phase_split(a, srcs, runs, work, failures)
     rows = aggregate(a, runs, refs, work)
     combined = combine_sets(rows, a.sets)
     chk, fails = checks(a, rows)

@@ -35,8 +35,11 @@ if(NOT EXISTS "${ANDROID_NDK}/build/cmake/android.toolchain.cmake")
     "android-arm64-v8a.cmake: ${ANDROID_NDK}/build/cmake/android.toolchain.cmake does not exist: "
     "ANDROID_NDK must point at the root of an Android NDK (r23 or newer).")
 endif()
-# Remember it for try_compile and re-runs (which do not see -D or the environment again).
+# Remember it for re-runs (cache) and for try_compile projects, which read this file again but
+# see neither the -D values nor the cache of this project.
 set(ANDROID_NDK "${ANDROID_NDK}" CACHE PATH "Android NDK root")
+set(ENV{ANDROID_NDK} "${ANDROID_NDK}")
+list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES ANDROID_NDK ANDROID_PLATFORM ANDROID_STL MTLITE_ANDROID_PREFIX)
 
 set(ANDROID_ABI arm64-v8a)   # this file is the arm64-v8a one; not overridable
 if(NOT ANDROID_PLATFORM)

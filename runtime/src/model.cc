@@ -363,6 +363,7 @@ class Loader {
       MTLITE_RETURN_IF_ERROR(FindWithShape(name, {rows, cols}, &t));
     }
     const uint64_t n = uint64_t(rows) * uint64_t(cols ? cols : 1);
+    if (n > uint64_t(INT32_MAX)) return Invalid("tensor '" + name + "' has more than 2^31 elements");
     if (t->dtype() != fb::DType::F32 || t->quant() != fb::QuantScheme::None ||
         t->layout() != fb::WeightLayout::RowMajor || t->scales()) {
       return Invalid("tensor '" + name + "' must be plain f32");

@@ -39,15 +39,16 @@ def _ngrams(tokens, n):
     return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
 
 
-def corpus_stats(hyps, refs, max_n=4):
+def corpus_stats(hyps, refs, max_n=4, tokenize=None):
     """Returns (matches[n], totals[n], hyp_len, ref_len)."""
+    tokenize = tokenize or tokenize_13a
     if len(hyps) != len(refs):
         raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
     matches = [0] * max_n
     totals = [0] * max_n
     hyp_len = ref_len = 0
     for h, r in zip(hyps, refs):
-        ht, rt = tokenize_13a(h), tokenize_13a(r)
+        ht, rt = tokenize(h), tokenize(r)
         hyp_len += len(ht)
         ref_len += len(rt)
         for n in range(1, max_n + 1):
@@ -68,8 +69,8 @@ def bleu_from_stats(matches, totals, hyp_len, ref_len):
     return 100.0 * bp * math.exp(log_p)
 
 
-def corpus_bleu(hyps, refs):
-    return bleu_from_stats(*corpus_stats(hyps, refs))
+def corpus_bleu(hyps, refs, tokenize=None):
+    return bleu_from_stats(*corpus_stats(hyps, refs, tokenize=tokenize))
 
 
 def _read(path):

@@ -143,8 +143,11 @@ def main():
                           "inputs (decoder_start, t0, ..., t_{n-2}); target_ids exclude the decoder "
                           "start and end with </s>",
                 "entries": entries}
-        with open(os.path.join(OUT, "demo.forced.json"), "w") as f:
-            json.dump(meta, f, indent=1)
+        with open(os.path.join(OUT, "demo.forced.json"), "w") as f:  # one line per entry
+            head = json.dumps({k: v for k, v in meta.items() if k != "entries"}, indent=1)[:-2]
+            f.write(head + ',\n "entries": [\n')
+            f.write(",\n".join("  " + json.dumps(e, ensure_ascii=False) for e in entries))
+            f.write("\n ]\n}\n")
         print(f"forced logits: {len(entries)} entries, {offset * 4} bytes")
 
 

@@ -2,6 +2,7 @@
 """Writes a random-initialised HF MarianMT checkpoint directory (seeded, deterministic).
 
   /usr/bin/python3 tests/reference/make_random_checkpoint.py OUT_DIR --preset big-relu-sep [--seed 1]
+      [--set dtype=\"BF16\" --set untied_lm_head=true ...]   (values are JSON)
 
 Contents: config.json, generation_config.json, model.safetensors (written by hand, F32/F16/BF16),
 source.spm, target.spm, vocab.json, tokenizer_config.json copied from models/marian-en-de-tiny,
@@ -19,13 +20,23 @@ Separate vocabularies (share_encoder_decoder_embeddings=false, tokenizer separat
     (HF uses pad_token_id only on the decoder side: decoder start, never-generated token).
     The source <pad> (8000) is never a model input except as padding, which is masked.
 Shared vocabulary: one table `model.shared.weight` [8001, d], ids as in the demo.
-Output projection: tied to the decoder table (no lm_head.weight) unless --untied-lm-head
-(tie_word_embeddings=false and a separate random `lm_head.weight`).
+Output projection: tied to the decoder table (no lm_head.weight) unless untied_lm_head
+(tie_word_embeddings=false and a separate random `lm_head.weight`; preset "small").
+store_positions=false leaves out `*.embed_positions.weight` (the sinusoid must be computed).
 
-Initialisation (numpy PCG64(seed), standard normals, float32): linear weights N(0, std),
-embeddings N(0, embed_std), biases N(0, 0.02), LayerNorm gamma 1 + N(0, 0.1), beta N(0, 0.05),
-final_logits_bias N(0, 0.1) with + eos_bias on </s> (so that outputs end at varied lengths).
-The <pad> row is random (not zero), like the demo's trained one.
+Initialisation (numpy PCG64(seed), standard normals, float32): linear weights N(0, 1/sqrt(d)),
+then out_proj and fc2 weights x sublayer_gain (0.5: the residual stream, i.e. the input token,
+stays strong); embeddings N(0, 1.5/sqrt(d)) (so the scaled input embedding has std 1.5 per
+dimension; 1.5 when scale_embedding is false); untied lm_head N(0, 1.5/sqrt(d)); biases
+N(0, 0.02); LayerNorm gamma 1 + N(0, 0.1), beta N(0, 0.05). The last decoder LayerNorm is
+multiplied by -logit_gain (anti_repeat: a negative gamma turns "repeat the input token" into
+"avoid it", which breaks the repetition loops random decoders fall into; logit_gain sharpens
+the output distribution, so fewer near-ties). final_logits_bias N(0, 0.1), + eos_bias on </s>.
+eos_clock: the </s> output row is set to eos_clock * u, u = the unit direction by which decoder
+position embeddings from eos_clock_start on differ from earlier ones (sign-adjusted for
+anti_repeat), so P(</s>) grows with the output length and outputs end at varied lengths.
+The <pad> row is random (not zero), like the demo's trained one. The presets were tuned so that
+greedy / beam outputs vary across inputs and mostly end by themselves within ~10-100 tokens.
 """
 import argparse
 import json
@@ -46,16 +57,18 @@ PRESETS = {
     # the shapes asked for: d 512, 8 heads, 3+3 layers, FFN 2048
     "big-relu-sep": dict(d_model=512, enc_heads=8, dec_heads=8, enc_layers=3, dec_layers=3,
                          enc_ffn=2048, dec_ffn=2048, activation="relu", target_vocab=6001,
-                         dtype="F32", eos_bias=4.25),
+                         dtype="F32", logit_gain=2.0, eos_clock=5.0, eos_bias=0.0),
     "big-gelu": dict(d_model=512, enc_heads=8, dec_heads=8, enc_layers=3, dec_layers=3,
                      enc_ffn=2048, dec_ffn=2048, activation="gelu", target_vocab=0, dtype="F16",
-                     eos_bias=3.5),
+                     logit_gain=2.0, eos_clock=8.0, eos_bias=0.0),
     # small and fast; exercises the less common options
     "small": dict(d_model=64, enc_heads=4, dec_heads=4, enc_layers=2, dec_layers=2, enc_ffn=256,
                   dec_ffn=256, activation="gelu_new", target_vocab=0, dtype="BF16",
-                  scale_embedding=False, untied_lm_head=True, store_positions=False, eos_bias=4.5),
+                  scale_embedding=False, untied_lm_head=True, store_positions=False,
+                  logit_gain=2.0, eos_clock=5.0, eos_bias=0.0),
     "small-sep": dict(d_model=64, enc_heads=2, dec_heads=4, enc_layers=1, dec_layers=2, enc_ffn=128,
-                      dec_ffn=192, activation="swish", target_vocab=3001, dtype="F32", eos_bias=4.0),
+                      dec_ffn=192, activation="swish", target_vocab=3001, dtype="F32",
+                      logit_gain=2.0, eos_clock=3.0, eos_bias=0.0, sublayer_gain=0.8),
 }
 
 
@@ -63,7 +76,7 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
           activation, target_vocab=0, dtype="F32", seed=1, std=None, embed_std=None,
           eos_bias=None, scale_embedding=True, untied_lm_head=False, store_positions=True,
           max_positions=256, anti_repeat=True, sublayer_gain=0.5, eos_clock=0.0,
-          eos_clock_start=10):
+          eos_clock_start=10, logit_gain=1.0):
     rng = np.random.Generator(np.random.PCG64(seed))
     d = d_model
     std = std if std is not None else 1.0 / np.sqrt(d)
@@ -102,9 +115,9 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
         w[name + ".weight"] = normal((n_out, n_in), std)
         w[name + ".bias"] = normal((n_out,), 0.02)
 
-    def ln(name, sign=1.0):
-        w[name + ".weight"] = (sign * (1.0 + normal((d,), 0.1))).astype(np.float32)
-        w[name + ".bias"] = normal((d,), 0.05)
+    def ln(name, gain=1.0):
+        w[name + ".weight"] = (gain * (1.0 + normal((d,), 0.1))).astype(np.float32)
+        w[name + ".bias"] = (abs(gain) * normal((d,), 0.05)).astype(np.float32)
 
     if separate:
         w["model.encoder.embed_tokens.weight"] = normal((vs, d), embed_std)
@@ -127,7 +140,8 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
             ln(f"{p}.{att}_layer_norm")
         linear(p + ".fc1", dec_ffn, d)
         linear(p + ".fc2", d, dec_ffn)
-        ln(p + ".final_layer_norm", -1.0 if anti_repeat and i == dec_layers - 1 else 1.0)
+        last = i == dec_layers - 1
+        ln(p + ".final_layer_norm", ((-1.0 if anti_repeat else 1.0) * logit_gain) if last else 1.0)
     for k in list(w):
         if k.endswith("out_proj.weight") or k.endswith("fc2.weight"):
             w[k] = (w[k] * np.float32(sublayer_gain)).astype(np.float32)
@@ -191,20 +205,17 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description="random HF MarianMT checkpoint")
     ap.add_argument("out")
     ap.add_argument("--preset", choices=sorted(PRESETS), default="small")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--dtype", choices=["F32", "F16", "BF16"])
-    ap.add_argument("--activation")
-    ap.add_argument("--eos-bias", type=float)
-    ap.add_argument("--std", type=float)
-    ap.add_argument("--embed-std", type=float)
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=JSON",
+                    help="override a build() argument, e.g. --set eos_bias=2 --set dtype='\"F16\"'")
     a = ap.parse_args()
     kw = dict(PRESETS[a.preset])
-    for k in ("dtype", "activation", "eos_bias", "std", "embed_std"):
-        if getattr(a, k) is not None:
-            kw[k] = getattr(a, k)
+    for item in a.set:
+        k, _, v = item.partition("=")
+        kw[k] = json.loads(v)
     build(a.out, seed=a.seed, **kw)
     print(f"wrote {a.out} ({a.preset}, seed {a.seed})")
 

@@ -26,8 +26,9 @@ token is not counted; HF's max_length is M + 1). At generation step M (1-based) 
 </s> is -inf and </s> gets log-prob 0 (HF ForcedEOSTokenLogitsProcessor), so every hypothesis ends
 with </s>.
 
-Greedy (beam_size 1): logits[pad] = -inf (and every bad_words id), argmax with ties to the lowest
-id, stop at </s>. Greedy and beam 1 give the same ids. Its score is computed like a beam score.
+Greedy (beam_size 1): logits[pad] = -inf (and every bad_words id; at step M all but </s>), argmax
+of those LOGITS with ties to the lowest id, stop at </s>. Greedy and beam 1 give the same ids
+(barring exact log-prob ties). Its score = sum of the log-probs below (forced </s>: 0) / len^lp.
 
 Beam (HF 4.2x BeamSearchScorer, early_stopping=False), K = beam size, per sentence:
   running beams b = 0..K-1 with tokens (after the decoder start) and float32 sum_logprobs,
@@ -373,8 +374,13 @@ class MarianRef:
                 if t >= mls[b]:
                     lp[r, :] = float("-inf")
                     lp[r, self.eos] = 0.0
+            # HF greedy takes the argmax of the processed logits (not of the log-probs, where
+            # rounding can merge two nearly equal values); ties -> the lowest id.
+            masked = logits.clone()
+            masked[:, self.bad_ids] = float("-inf")
+            masked[torch.isinf(lp) & (lp < 0)] = float("-inf")
+            nxt = torch.argmax(masked, dim=-1)
             top2 = torch.topk(lp, 2, dim=-1).values
-            nxt = torch.argmax(lp, dim=-1)
             keep = []
             for r, b in enumerate(alive):
                 tok = int(nxt[r])

@@ -410,10 +410,10 @@ TEST(KernelGemm, WorstCaseExactness) {
   }
 }
 
-// m = 0 / n = 0 write nothing.
+// m = 0 / n = 0 write nothing; k = 0 gives the epilogue of zero accumulators.
 TEST(KernelGemm, EmptyShapes) {
   std::vector<int8_t> a(64, 1), w(BlockedN8K4Bytes(8, 64), 1);
-  std::vector<float> s(8, 1.0f), c(64, 5.0f);
+  std::vector<float> s(16, 1.0f), c(64, 5.0f);
   std::vector<int32_t> acc(64, 5);
   for (auto* t : Tables()) {
     t->gemm_s8_blocked(0, 8, 64, a.data(), 64, s.data(), w.data(), s.data(), nullptr, nullptr, 0,
@@ -423,6 +423,17 @@ TEST(KernelGemm, EmptyShapes) {
     t->gemm_s8_blocked_acc(0, 8, 64, a.data(), 64, w.data(), acc.data(), 8);
     for (float v : c) EXPECT_EQ(v, 5.0f) << t->name;
     for (int v : acc) EXPECT_EQ(v, 5) << t->name;
+    // k == 0: acc = 0, so c = 0 * scale + bias (+ residual), then the activation
+    std::vector<float> bias = {1.5f, -2.0f, 0.25f, -0.0f, 3.0f, -1.0f, 0.5f, 2.0f, 9.0f};
+    std::vector<float> ck(9, 7.0f), want(9, 7.0f);
+    ReferenceKernels().gemm_s8_blocked(1, 9, 0, a.data(), 4, s.data(), w.data(), s.data(), bias.data(),
+                                       nullptr, 0, want.data(), 9, Act::kSiLU);
+    t->gemm_s8_blocked(1, 9, 0, a.data(), 4, s.data(), w.data(), s.data(), bias.data(), nullptr, 0,
+                       ck.data(), 9, Act::kSiLU);
+    EXPECT_TRUE(SameFloats(want.data(), ck.data(), 9)) << t->name;
+    std::vector<int32_t> acck(9, 5);
+    t->gemm_s8_blocked_acc(1, 9, 0, a.data(), 4, w.data(), acck.data(), 9);
+    for (int v : acck) EXPECT_EQ(v, 0) << t->name;
   }
 }
 

@@ -17,6 +17,7 @@ void GemmS8Blocked(int m, int n, int k, const int8_t* a, int lda, const float* a
                    int ldr, float* c, int ldc, Act act);
 void GemmS8BlockedAcc(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, int32_t* acc,
                       int ldacc);
+void Activation(float* x, int n, Act act);
 }  // namespace avx2
 
 }  // namespace kernels

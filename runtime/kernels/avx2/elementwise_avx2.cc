@@ -198,6 +198,8 @@ void Axpy(float alpha, const float* x, float* y, int n) {
   for (; i < n; ++i) y[i] = y[i] + alpha * x[i];
 }
 
+}  // namespace
+
 template <class F>
 inline void ApplyLanes(float* x, int n, F f) {
   int i = 0;
@@ -219,7 +221,6 @@ void Activation(float* x, int n, Act act) {
   ref::Activation(x, n, act);  // unknown enum value: whatever the reference does
 }
 
-}  // namespace
 }  // namespace avx2
 
 const KernelTable& Avx2Kernels() {

@@ -167,18 +167,22 @@ void Gemm(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, const 
   }
   const size_t bs = size_t(kg) * 32;
   const int nb = (n + 7) / 8;
-  // Outer loop over pairs of blocks: their 2 * K * 8 weight bytes stay in L1/L2 while all the
-  // rows of A stream past them.
-  for (int b0 = 0; b0 < nb; b0 += 2) {
-    const int8_t* wb = w + size_t(b0) * bs;
-    const bool two = b0 + 1 < nb;
+  // Chunks of blocks whose weights (<= 128 KiB) stay in L2 while all rows of A pass over them
+  // in 4-row x 2-block tiles; within a chunk, each 4-row panel of C is written contiguously.
+  int chunk = int((size_t(128) << 10) / bs) & ~1;
+  if (chunk < 2) chunk = 2;
+  for (int c0 = 0; c0 < nb; c0 += chunk) {
+    const int c1 = c0 + chunk < nb ? c0 + chunk : nb;
     for (int i0 = 0; i0 < m; i0 += 4) {
       const int mr = m - i0 < 4 ? m - i0 : 4;
       const int8_t* ai = a + size_t(i0) * lda;
-      if (two)
-        TileRows<2>(mr, kg, ai, lda, wb, bs, i0, b0, epi);
-      else
-        TileRows<1>(mr, kg, ai, lda, wb, bs, i0, b0, epi);
+      for (int b0 = c0; b0 < c1; b0 += 2) {
+        const int8_t* wb = w + size_t(b0) * bs;
+        if (b0 + 1 < c1)
+          TileRows<2>(mr, kg, ai, lda, wb, bs, i0, b0, epi);
+        else
+          TileRows<1>(mr, kg, ai, lda, wb, bs, i0, b0, epi);
+      }
     }
   }
 }
@@ -188,8 +192,14 @@ void Gemm(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, const 
 void GemmS8Blocked(int m, int n, int k, const int8_t* a, int lda, const float* a_scales,
                    const int8_t* w, const float* w_scales, const float* bias, const float* residual,
                    int ldr, float* c, int ldc, Act act) {
-  const FloatEpilogue epi{n, a_scales, w_scales, bias, residual, ldr, c, ldc, act};
+  // SiLU / GELU are long dependency chains (exp, divide): run per 8 outputs inside the tile
+  // loop they are latency-bound, so they run as a second pass over the rows just written
+  // (in cache), where independent iterations overlap. Same operations, same results.
+  const bool fused = act == Act::kNone || act == Act::kReLU;
+  const FloatEpilogue epi{n, a_scales, w_scales, bias, residual, ldr, c, ldc, fused ? act : Act::kNone};
   Gemm(m, n, k, a, lda, w, epi);
+  if (!fused && n > 0)
+    for (int i = 0; i < m; ++i) Activation(c + size_t(i) * ldc, n, act);
 }
 
 void GemmS8BlockedAcc(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, int32_t* acc,

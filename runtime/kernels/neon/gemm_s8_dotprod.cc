@@ -65,16 +65,26 @@ inline void Tile(int kg, const int8_t* a, int lda, const int8_t* w, size_t bs, i
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) acc[i][j][0] = acc[i][j][1] = vdupq_n_s32(0);
-  for (int g = 0; g < kg; g += 4) {
-    const int groups = kg - g < 4 ? kg - g : 4;
+  const int kg4 = kg & ~3;
+  for (int g = 0; g < kg4; g += 4) {
     int8x16_t av[MR];
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) av[i] = LoadA16(a + size_t(i) * lda + g * 4, groups);
-    // weights are never read past the block: only the groups that exist
+    for (int i = 0; i < MR; ++i) av[i] = vld1q_s8(a + size_t(i) * lda + g * 4);
     LaneStep<0>(acc, av, w, bs, g);
-    if (groups > 1) LaneStep<1>(acc, av, w, bs, g);
-    if (groups > 2) LaneStep<2>(acc, av, w, bs, g);
-    if (groups > 3) LaneStep<3>(acc, av, w, bs, g);
+    LaneStep<1>(acc, av, w, bs, g);
+    LaneStep<2>(acc, av, w, bs, g);
+    LaneStep<3>(acc, av, w, bs, g);
+  }
+  if (kg4 < kg) {
+    // 1..3 groups left: activations assembled without reading past the row's kp bytes, and
+    // weights only for the groups that exist (not past the block)
+    const int groups = kg - kg4;
+    int8x16_t av[MR];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) av[i] = LoadA16(a + size_t(i) * lda + kg4 * 4, groups);
+    LaneStep<0>(acc, av, w, bs, kg4);
+    if (groups > 1) LaneStep<1>(acc, av, w, bs, kg4);
+    if (groups > 2) LaneStep<2>(acc, av, w, bs, kg4);
   }
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
@@ -161,8 +171,17 @@ void Gemm(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, const 
 void GemmS8Blocked(int m, int n, int k, const int8_t* a, int lda, const float* a_scales,
                    const int8_t* w, const float* w_scales, const float* bias, const float* residual,
                    int ldr, float* c, int ldc, Act act) {
-  const FloatEpilogue epi{n, a_scales, w_scales, bias, residual, ldr, c, ldc, act};
+#if defined(__aarch64__)
+  // SiLU / GELU: a second pass over the rows just written, where independent iterations
+  // overlap (inside the tile loop they are latency-bound). Same operations, same results.
+  const bool fused = act == Act::kNone || act == Act::kReLU;
+#else
+  const bool fused = true;  // armv7: the epilogue is scalar anyway
+#endif
+  const FloatEpilogue epi{n, a_scales, w_scales, bias, residual, ldr, c, ldc, fused ? act : Act::kNone};
   Gemm(m, n, k, a, lda, w, epi);
+  if (!fused && n > 0)
+    for (int i = 0; i < m; ++i) neon::Activation(c + size_t(i) * ldc, n, act);
 }
 
 void GemmS8BlockedAcc(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, int32_t* acc,

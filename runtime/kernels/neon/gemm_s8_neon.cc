@@ -119,8 +119,17 @@ void Gemm(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, const 
 void GemmS8Blocked(int m, int n, int k, const int8_t* a, int lda, const float* a_scales,
                    const int8_t* w, const float* w_scales, const float* bias, const float* residual,
                    int ldr, float* c, int ldc, Act act) {
-  const FloatEpilogue epi{n, a_scales, w_scales, bias, residual, ldr, c, ldc, act};
+#if defined(__aarch64__)
+  // SiLU / GELU: a second pass over the rows just written, where independent iterations
+  // overlap (inside the tile loop they are latency-bound). Same operations, same results.
+  const bool fused = act == Act::kNone || act == Act::kReLU;
+#else
+  const bool fused = true;  // armv7: the epilogue is scalar anyway
+#endif
+  const FloatEpilogue epi{n, a_scales, w_scales, bias, residual, ldr, c, ldc, fused ? act : Act::kNone};
   Gemm(m, n, k, a, lda, w, epi);
+  if (!fused && n > 0)
+    for (int i = 0; i < m; ++i) neon::Activation(c + size_t(i) * ldc, n, act);
 }
 
 void GemmS8BlockedAcc(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, int32_t* acc,

@@ -23,6 +23,9 @@ namespace {
 using testing::TinyHf;
 
 struct RejectCase {
+  RejectCase(const char* n, std::function<void(TinyHf*)> e, std::vector<const char*> x,
+             std::function<void(const std::string&)> a = nullptr)
+      : name(n), edit(std::move(e)), expect(std::move(x)), after(std::move(a)) {}
   const char* name;
   std::function<void(TinyHf*)> edit;                  // before the directory is written
   std::vector<const char*> expect;                    // substrings of the error message

@@ -1,0 +1,172 @@
+// Float kernels of attention / layer plumbing, every kernel table (reference vs SIMD):
+// softmax_masked, layer_norm, dot_f32, axpy_f32, activation, quantize_rows_s8, and one
+// decoder self-attention step built from them (scores by dot, softmax, P.V by axpy).
+// items_per_second counts elements (for attention_step: keys x heads).
+// Suggested: --benchmark_repetitions=3 --benchmark_report_aggregates_only=true (medians).
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels.h"
+
+namespace {
+
+using mtlite::kernels::Act;
+using mtlite::kernels::KernelTable;
+
+std::vector<float> Random(size_t n, float scale, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = nd(rng);
+  return v;
+}
+
+// In-place kernels work on a batch of rows (64K floats, L2 resident) that is refilled outside
+// the timed region: copying one small row per iteration measured the copy (and its 4K-aliasing
+// stalls), not the kernel.
+constexpr size_t kBatchFloats = 65536;
+
+void BM_Softmax(benchmark::State& st, const KernelTable* t, int n) {
+  const int rows = int(kBatchFloats / size_t(n));
+  const std::vector<float> src = Random(size_t(rows) * n, 3.0f, 1);
+  std::vector<float> mask(n, 0.0f), x = src;
+  for (int j = n - n / 8; j < n; ++j) mask[j] = -INFINITY;  // padded keys
+  for (auto _ : st) {
+    for (int r = 0; r < rows; ++r) t->softmax_masked(x.data() + size_t(r) * n, n, mask.data());
+    benchmark::DoNotOptimize(x.data());
+    st.PauseTiming();
+    x = src;
+    st.ResumeTiming();
+  }
+  st.SetItemsProcessed(int64_t(st.iterations()) * rows * n);
+}
+
+void BM_LayerNorm(benchmark::State& st, const KernelTable* t, int m, int d) {
+  const std::vector<float> x = Random(size_t(m) * d, 2.0f, 2), g = Random(d, 1.0f, 3),
+                           b = Random(d, 0.1f, 4);
+  std::vector<float> y(x.size());
+  for (auto _ : st) {
+    t->layer_norm(x.data(), m, d, g.data(), b.data(), 1e-5f, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.SetItemsProcessed(int64_t(st.iterations()) * m * d);
+}
+
+void BM_Dot(benchmark::State& st, const KernelTable* t, int n) {
+  const std::vector<float> a = Random(n, 1.0f, 5), b = Random(n, 1.0f, 6);
+  for (auto _ : st) benchmark::DoNotOptimize(t->dot_f32(a.data(), b.data(), n));
+  st.SetItemsProcessed(int64_t(st.iterations()) * n);
+}
+
+void BM_Axpy(benchmark::State& st, const KernelTable* t, int n) {
+  const std::vector<float> x = Random(n, 1.0f, 7);
+  std::vector<float> y = Random(n, 1.0f, 8);
+  for (auto _ : st) {
+    t->axpy_f32(1e-3f, x.data(), y.data(), n);
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.SetItemsProcessed(int64_t(st.iterations()) * n);
+}
+
+void BM_Activation(benchmark::State& st, const KernelTable* t, Act act, int n) {
+  const int rows = int(kBatchFloats / size_t(n));
+  const std::vector<float> src = Random(size_t(rows) * n, 3.0f, 9);
+  std::vector<float> x = src;
+  for (auto _ : st) {
+    for (int r = 0; r < rows; ++r) t->activation(x.data() + size_t(r) * n, n, act);
+    benchmark::DoNotOptimize(x.data());
+    st.PauseTiming();
+    x = src;
+    st.ResumeTiming();
+  }
+  st.SetItemsProcessed(int64_t(st.iterations()) * rows * n);
+}
+
+void BM_Quantize(benchmark::State& st, const KernelTable* t, int m, int k) {
+  const std::vector<float> x = Random(size_t(m) * k, 2.0f, 10);
+  const int kp = (k + 3) / 4 * 4;
+  std::vector<int8_t> q(size_t(m) * kp);
+  std::vector<float> s(m);
+  for (auto _ : st) {
+    t->quantize_rows_s8(x.data(), m, k, k, q.data(), kp, s.data());
+    benchmark::DoNotOptimize(q.data());
+  }
+  st.SetItemsProcessed(int64_t(st.iterations()) * m * k);
+}
+
+// One decoder self-attention step for one query: per head, scores over T cached keys (dot),
+// masked softmax, then the weighted sum of T cached values (axpy).
+void BM_AttentionStep(benchmark::State& st, const KernelTable* t, int heads, int head_dim, int T) {
+  const std::vector<float> q = Random(size_t(heads) * head_dim, 1.0f, 11),
+                           K = Random(size_t(heads) * T * head_dim, 1.0f, 12),
+                           V = Random(size_t(heads) * T * head_dim, 1.0f, 13);
+  std::vector<float> scores(T), out(size_t(heads) * head_dim);
+  const float scale = 1.0f / std::sqrt(float(head_dim));
+  for (auto _ : st) {
+    for (int h = 0; h < heads; ++h) {
+      const float* qh = q.data() + size_t(h) * head_dim;
+      for (int j = 0; j < T; ++j)
+        scores[j] = t->dot_f32(qh, K.data() + (size_t(h) * T + j) * head_dim, head_dim) * scale;
+      t->softmax_masked(scores.data(), T, nullptr);
+      float* oh = out.data() + size_t(h) * head_dim;
+      std::fill(oh, oh + head_dim, 0.0f);
+      for (int j = 0; j < T; ++j)
+        t->axpy_f32(scores[j], V.data() + (size_t(h) * T + j) * head_dim, oh, head_dim);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  st.SetItemsProcessed(int64_t(st.iterations()) * heads * T);
+}
+
+void RegisterAll() {
+  const KernelTable* tables[8];
+  const int nt = mtlite::kernels::AvailableKernels(tables, 8);
+  char name[160];
+  for (int i = 0; i < nt; ++i) {
+    const KernelTable* t = tables[i];
+    for (int n : {8, 16, 33, 64, 128, 256}) {
+      std::snprintf(name, sizeof name, "softmax/%s/n%d", t->name, n);
+      benchmark::RegisterBenchmark(name, BM_Softmax, t, n);
+    }
+    for (auto md : {std::pair<int, int>{1, 256}, {16, 256}, {1, 512}, {64, 512}}) {
+      std::snprintf(name, sizeof name, "layer_norm/%s/m%d/d%d", t->name, md.first, md.second);
+      benchmark::RegisterBenchmark(name, BM_LayerNorm, t, md.first, md.second);
+    }
+    for (int n : {64, 256}) {
+      std::snprintf(name, sizeof name, "dot/%s/n%d", t->name, n);
+      benchmark::RegisterBenchmark(name, BM_Dot, t, n);
+      std::snprintf(name, sizeof name, "axpy/%s/n%d", t->name, n);
+      benchmark::RegisterBenchmark(name, BM_Axpy, t, n);
+    }
+    const std::pair<Act, const char*> acts[] = {
+        {Act::kSiLU, "silu"}, {Act::kReLU, "relu"}, {Act::kGELU, "gelu"}, {Act::kGELUTanh, "gelu_tanh"}};
+    for (auto a : acts) {
+      std::snprintf(name, sizeof name, "activation/%s/%s/n1024", t->name, a.second);
+      benchmark::RegisterBenchmark(name, BM_Activation, t, a.first, 1024);
+    }
+    for (auto mk : {std::pair<int, int>{1, 256}, {1, 1024}, {16, 256}, {64, 512}}) {
+      std::snprintf(name, sizeof name, "quantize/%s/m%d/k%d", t->name, mk.first, mk.second);
+      benchmark::RegisterBenchmark(name, BM_Quantize, t, mk.first, mk.second);
+    }
+    for (int T : {16, 64}) {
+      std::snprintf(name, sizeof name, "attention_step/%s/h4/d64/T%d", t->name, T);
+      benchmark::RegisterBenchmark(name, BM_AttentionStep, t, 4, 64, T);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  RegisterAll();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

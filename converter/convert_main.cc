@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "../runtime/cli/commands.h"
+#include "commands.h"
 #include "hf_convert.h"
 #include "io.h"
 

@@ -17,6 +17,7 @@
 #include "quantize.h"
 #include "safetensors.h"
 #include "spm_proto.h"
+#include "status_macros.h"
 
 #ifndef MTLITE_VERSION_STRING
 #define MTLITE_VERSION_STRING "0.0.0"
@@ -25,12 +26,6 @@
 namespace mtlite {
 namespace converter {
 namespace {
-
-#define MTLITE_RETURN_IF_ERROR(expr) \
-  do {                               \
-    ::mtlite::Status _st = (expr);   \
-    if (!_st.ok()) return _st;       \
-  } while (0)
 
 Status Reject(const std::string& message) { return Status(StatusCode::kInvalidModel, message); }
 

@@ -20,6 +20,7 @@
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
 #include "mtlite_generated.h"
+#include "status_macros.h"
 
 namespace mtlite {
 namespace {
@@ -35,12 +36,6 @@ constexpr int kMaxVocab = 10000000;
 constexpr int kMaxFfn = 65536;
 constexpr int kMaxPositions = 1000000;
 constexpr int kMaxBeam = 1024;
-
-#define MTLITE_RETURN_IF_ERROR(expr)   \
-  do {                                 \
-    ::mtlite::Status _st = (expr);     \
-    if (!_st.ok()) return _st;         \
-  } while (0)
 
 Status Invalid(std::string message) { return Status(StatusCode::kInvalidModel, std::move(message)); }
 

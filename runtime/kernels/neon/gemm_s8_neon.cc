@@ -86,10 +86,13 @@ inline void Tile(int kg, const int8_t* a, int lda, const int8_t* wb, int row0, i
     epi(row0 + i, col, PairSum(acc[i].r01, acc[i].r23), PairSum(acc[i].r45, acc[i].r67));
 }
 
+// Rows per tile, the most whose inner loop GCC 12 compiles without spilling q registers:
+// aarch64 (32 q regs): 3 rows = 12 accumulators + 4 weight + 4 product registers per row;
+// armv7 (16 q regs): 1 row (2 rows spill 3 registers per iteration).
 #if defined(__aarch64__)
-constexpr int kMR = 4;  // 16 accumulators + 4 weight registers + products: fits in 32 q regs
+constexpr int kMR = 3;
 #else
-constexpr int kMR = 2;  // 16 q registers on armv7
+constexpr int kMR = 1;
 #endif
 
 template <class Epi>
@@ -102,15 +105,14 @@ void Gemm(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, const 
     const int8_t* wb = w + size_t(b) * bs;
     int i0 = 0;
     for (; i0 + kMR <= m; i0 += kMR) Tile<kMR>(kg, a + size_t(i0) * lda, lda, wb, i0, b * 8, epi);
-    const int8_t* ai = a + size_t(i0) * lda;
-    switch (m - i0) {
 #if defined(__aarch64__)
-      case 3: Tile<3>(kg, ai, lda, wb, i0, b * 8, epi); break;
+    const int8_t* ai = a + size_t(i0) * lda;
+    switch (m - i0) {  // 0 .. kMR-1 rows left
       case 2: Tile<2>(kg, ai, lda, wb, i0, b * 8, epi); break;
-#endif
       case 1: Tile<1>(kg, ai, lda, wb, i0, b * 8, epi); break;
       default: break;
     }
+#endif
   }
 }
 

@@ -6,10 +6,10 @@
 #   armhf: -cpu max with MTLITE_ASSUME_DOTPROD=1 (qemu-arm runs vsdot but does not report it),
 #          -cpu cortex-a15 (neon only)
 # Independent of the CMake cross build (platforms/); meant as a quick kernel check.
-#   usage: runtime/kernels/cross_test.sh [arm64|armhf]...   (default: both)
+#   usage: runtime/kernels/neon/cross_test.sh [arm64|armhf]...   (default: both)
 #   env:   OUT=<dir> (default build-kernels-cross), JOBS=2, GTEST_FILTER=...
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OUT=${OUT:-build-kernels-cross}
 JOBS=${JOBS:-2}
 GTEST_SRC=/usr/src/googletest/googletest

@@ -42,6 +42,6 @@ fi
 if [ "${MTLITE_SETUP_ARM:-1}" = 1 ]; then bash scripts/arm_sysroot.sh; fi
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build build
+cmake --build build -j2
 echo "== translate a sample with the bundled demo model (int8) =="
 ./build/mtlite translate -m build/models/demo.int8.mtlite "A man is riding a bike down the street."

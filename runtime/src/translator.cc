@@ -666,10 +666,9 @@ void TranslatorImpl::LogSoftmaxRow(float* row, int v, bool force_eos) const {
   const float lse = mx + float(std::log(sum));
   for (int j = 0; j < v; ++j) row[j] = row[j] - lse;
   for (int id : cfg_->bad_word_ids) row[id] = kNegInf;
-  if (force_eos) {
-    const float keep = row[cfg_->eos_id];
+  if (force_eos) {  // HF ForcedEOSTokenLogitsProcessor: every token -inf, </s> log-prob 0
     for (int j = 0; j < v; ++j) row[j] = kNegInf;
-    row[cfg_->eos_id] = keep;
+    row[cfg_->eos_id] = 0.0f;
   }
 }
 

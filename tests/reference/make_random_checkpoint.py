@@ -60,7 +60,7 @@ PRESETS = {
                          dtype="F32", logit_gain=2.0, eos_clock=5.0, eos_bias=0.0),
     "big-gelu": dict(d_model=512, enc_heads=8, dec_heads=8, enc_layers=3, dec_layers=3,
                      enc_ffn=2048, dec_ffn=2048, activation="gelu", target_vocab=0, dtype="F16",
-                     logit_gain=2.0, eos_clock=8.0, eos_bias=0.0),
+                     logit_gain=2.0, eos_clock=6.0, eos_bias=1.0),
     # small and fast; exercises the less common options
     "small": dict(d_model=64, enc_heads=4, dec_heads=4, enc_layers=2, dec_layers=2, enc_ffn=256,
                   dec_ffn=256, activation="gelu_new", target_vocab=0, dtype="BF16",

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mtlite/mtlite.hpp"
+#include "unit/host/translator_test_util.h"
 
 // ---- allocation counting: glibc lets a program interpose malloc & co. ----
 extern "C" {
@@ -49,23 +50,10 @@ void free(void* p) { __libc_free(p); }
 namespace mtlite {
 namespace {
 
-std::string ModelPath(const char* q) { return std::string(MTLITE_TEST_MODEL_DIR) + "/demo." + q + ".mtlite"; }
-
-std::vector<std::string> DevLines(size_t n) {
-  std::ifstream f(std::string(MTLITE_SOURCE_DIR) + "/tests/data/dev/multi30k.val.en");
-  std::vector<std::string> out;
-  std::string line;
-  while (out.size() < n && std::getline(f, line)) out.push_back(line);
-  return out;
-}
-
-std::shared_ptr<const Model> LoadOrDie(const char* q) {
-  auto m = Model::Load(ModelPath(q));
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return m.ok() ? m.value() : nullptr;
-}
-
-class TranslatorTest : public ::testing::TestWithParam<const char*> {};
+using testing_util::DevLines;
+using testing_util::LoadOrDie;
+using testing_util::ModelPath;
+using testing_util::TranslatorTest;
 
 TEST_P(TranslatorTest, ZeroHeapAllocationsDuringTranslate) {
   auto model = LoadOrDie(GetParam());

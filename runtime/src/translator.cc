@@ -169,6 +169,7 @@ class TranslatorImpl {
   float* dv_ = nullptr;
   float* dctx_ = nullptr;
   float* logits_ = nullptr;     // [R][V]
+  float* lsm_scratch_ = nullptr; // [V] log-softmax scratch
   float* kcache_ = nullptr;     // [Ld][T][R][d]
   float* vcache_ = nullptr;
   int32_t* anc_ = nullptr;      // [R][T]: slot that holds position p on compact row i's path
@@ -242,6 +243,7 @@ size_t TranslatorImpl::Plan(const ModelData& md, const TranslatorLimits& lim, Tr
   t.dv_ = a->Take<float>(size_t(R) * d);
   t.dctx_ = a->Take<float>(size_t(R) * d);
   t.logits_ = a->Take<float>(size_t(R) * V);
+  t.lsm_scratch_ = a->Take<float>(size_t(V));
   t.kcache_ = a->Take<float>(size_t(Ld) * T * R * d);
   t.vcache_ = a->Take<float>(size_t(Ld) * T * R * d);
   t.anc_ = a->Take<int32_t>(size_t(R) * T);
@@ -659,11 +661,16 @@ void TranslatorImpl::DecoderStep(int t, int n_active, bool want_align, int align
 // after it (NoBadWordsLogitsProcessor, ForcedEOSTokenLogitsProcessor).
 void TranslatorImpl::LogSoftmaxRow(float* row, int v, bool force_eos) const {
   row[cfg_->pad_id] = kNegInf;
-  float mx = kNegInf;
-  for (int j = 0; j < v; ++j) mx = row[j] > mx ? row[j] : mx;
-  double sum = 0;
-  for (int j = 0; j < v; ++j) sum += double(kernels::ExpRef(row[j] - mx));
-  const float lse = mx + float(std::log(sum));
+  // log-sum-exp through the SIMD softmax kernel on a copy: at the argmax the kernel's
+  // exp(x - max) is exactly 1, so p[argmax] = 1/sum and lse = max - log(p[argmax]).
+  int am = 0;
+  for (int j = 0; j < v; ++j) {
+    lsm_scratch_[j] = row[j];
+    if (row[j] > row[am]) am = j;
+  }
+  const float mx = row[am];
+  K_->softmax_masked(lsm_scratch_, v, nullptr);
+  const float lse = mx - std::log(lsm_scratch_[am]);
   for (int j = 0; j < v; ++j) row[j] = row[j] - lse;
   for (int id : cfg_->bad_word_ids) row[id] = kNegInf;
   if (force_eos) {  // HF ForcedEOSTokenLogitsProcessor: every token -inf, </s> log-prob 0

@@ -27,6 +27,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -82,6 +83,9 @@ def parse_args(argv):
     ap.add_argument("--beam", type=csv_ints, default=[1, 4])
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--limit", type=int, default=0, help="first N sentences of each set (0 = all)")
+    ap.add_argument("--limit-mt", type=int, default=None,
+                    help="first N sentences of each set for the configurations with threads > 1 "
+                         "(default: --limit); keeps a full run of the 1-thread configurations affordable")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per engine run")
     ap.add_argument("--out-dir", default=None, help="default bench/results (smoke: bench/results/smoke)")
@@ -99,8 +103,10 @@ def parse_args(argv):
         a.configs = [(1, 1, 1), (16, 1, 4)]  # (batch, threads, beam)
     else:
         a.configs = [(b, t, k) for b in a.batch for t in a.threads for k in a.beam]
-    if a.reps < 1 or a.limit < 0 or a.max_length < 1:
-        ap.error("--reps >= 1, --limit >= 0, --max-length >= 1")
+    if a.limit_mt is None:
+        a.limit_mt = a.limit
+    if a.reps < 1 or a.limit < 0 or a.limit_mt < 0 or a.max_length < 1:
+        ap.error("--reps >= 1, --limit >= 0, --limit-mt >= 0, --max-length >= 1")
     if a.out_dir is None:
         a.out_dir = os.path.join(HERE, "results", "smoke" if a.smoke else "")
     return a
@@ -120,16 +126,22 @@ def run_child(cmd, env, timeout, log_path):
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
         deadline = t0 + timeout
-        while True:
-            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-            if pid == p.pid:
-                break
-            if time.perf_counter() > deadline:
-                p.kill()
-                pid, status, ru = os.wait4(p.pid, 0)
-                p.returncode = -9
-                return 124, "", ru, time.perf_counter() - t0
-            time.sleep(0.02)
+        try:
+            while True:
+                pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+                if pid == p.pid:
+                    break
+                if time.perf_counter() > deadline:
+                    p.kill()
+                    pid, status, ru = os.wait4(p.pid, 0)
+                    p.returncode = -9
+                    return 124, "", ru, time.perf_counter() - t0
+                time.sleep(0.02)
+        except BaseException:  # interrupted (Ctrl-C, SIGTERM): do not leave the child running
+            p.kill()
+            os.wait4(p.pid, 0)
+            p.returncode = -9
+            raise
         p.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - t0
     with open(out_path, encoding="utf-8", errors="replace") as f:
@@ -177,7 +189,7 @@ def phase_split(a, srcs, runs, work, failures):
             if not full:
                 continue
             tag = f"{s}.{e}.len1"
-            cmd = engine_cmd(a, e, srcs[s], os.path.join(work, tag + ".txt"), os.path.join(work, tag + ".ids"),
+            cmd = engine_cmd(a, e, srcs[(s, 1)], os.path.join(work, tag + ".txt"), os.path.join(work, tag + ".ids"),
                              1, 1, 1)
             cmd[cmd.index("--max-length") + 1] = "1"
             cmd[cmd.index("--repeat") + 1] = str(max(3, a.reps))
@@ -239,7 +251,7 @@ def aggregate(a, runs, refs, work):
                 "model_file_bytes": ok[0].get("model_file_bytes"),
                 "state_dict_bytes": ok[0].get("state_dict_bytes"),
                 "arena_bytes": ok[0].get("arena_bytes"),
-                "bleu": round(bleu.corpus_bleu(hyps, refs[s]), 2),
+                "bleu": round(bleu.corpus_bleu(hyps, refs[s][:len(hyps)]), 2),
                 "identical_across_reps": all(x == texts[0] for x in texts),
                 "tokens_identical_across_reps": all(r["target_tokens"] == toks for r in ok),
                 "output": ok[-1]["output"], "ids": ok[-1]["ids"],
@@ -271,10 +283,12 @@ def combine_sets(rows, sets):
 
 
 def id_parity(path_a, path_b):
+    """Share of identical lines over the common prefix (both files hold the first N sentences)."""
     a, b = read_lines(path_a), read_lines(path_b)
-    if len(a) != len(b) or not a:
+    n = min(len(a), len(b))
+    if not n:
         return None
-    return sum(x == y for x, y in zip(a, b)) / len(a)
+    return sum(x == y for x, y in zip(a[:n], b[:n])) / n
 
 
 def checks(a, rows):
@@ -332,7 +346,7 @@ def write_markdown(a, meta, rows, combined, chk, path):
              "(tokenization + search + detokenization, text in → text out; model load excluded).\n")
     # --- speed
     L.append("## Target tokens/s\n")
-    hdr = "| set | batch | threads | beam | " + " | ".join(lab[e] for e in E)
+    hdr = "| set | sentences | batch | threads | beam | " + " | ".join(lab[e] for e in E)
     have_ratio = "mtlite-int8" in E
     if have_ratio and "torch-fp32" in E:
         hdr += " | int8 ÷ PT fp32"
@@ -347,7 +361,8 @@ def write_markdown(a, meta, rows, combined, chk, path):
             cells = [idx.get((s, b, t, k, e), {}).get("target_tokens_per_s") for e in E]
             if all(c is None for c in cells):
                 continue
-            line = f"| {s} | {b} | {t} | {k} | " + " | ".join(fmt(c) for c in cells)
+            ns = next((idx[(s, b, t, k, e)].get("sentences") for e in E if (s, b, t, k, e) in idx), None)
+            line = f"| {s} | {ns} | {b} | {t} | {k} | " + " | ".join(fmt(c) for c in cells)
             mi = idx.get((s, b, t, k, "mtlite-int8"), {}).get("target_tokens_per_s")
             for other in ("torch-fp32", "torch-int8", "mtlite-fp32"):
                 if have_ratio and other in E:
@@ -373,7 +388,7 @@ def write_markdown(a, meta, rows, combined, chk, path):
     L.append("")
     # --- BLEU
     L.append("## Corpus BLEU (13a, `tests/reference/bleu.py`) vs the `.de` references\n")
-    hdr = "| set | batch | threads | beam | " + " | ".join(lab[e] for e in E)
+    hdr = "| set | sentences | batch | threads | beam | " + " | ".join(lab[e] for e in E)
     if "mtlite-int8" in E and "mtlite-fp32" in E:
         hdr += " | Δ mtlite int8 − fp32"
     if "torch-int8" in E and "torch-fp32" in E:
@@ -385,7 +400,8 @@ def write_markdown(a, meta, rows, combined, chk, path):
             rs = {e: idx.get((s, b, t, k, e), {}) for e in E}
             if all("bleu" not in r for r in rs.values()):
                 continue
-            line = f"| {s} | {b} | {t} | {k} | " + " | ".join(fmt(rs[e].get("bleu"), 2) for e in E)
+            ns = next((r.get("sentences") for r in rs.values() if r.get("sentences")), None)
+            line = f"| {s} | {ns} | {b} | {t} | {k} | " + " | ".join(fmt(rs[e].get("bleu"), 2) for e in E)
             for x, y in (("mtlite-int8", "mtlite-fp32"), ("torch-int8", "torch-fp32")):
                 if x in E and y in E:
                     bx, by = rs[x].get("bleu"), rs[y].get("bleu")
@@ -514,7 +530,12 @@ def cpu_name():
     return platform.processor() or "?"
 
 
+def _sigterm(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv):
+    signal.signal(signal.SIGTERM, _sigterm)
     a = parse_args(argv)
     t_start = time.perf_counter()
     failures = []
@@ -532,19 +553,21 @@ def main(argv):
         return 2
     os.makedirs(a.out_dir, exist_ok=True)
     work = tempfile.mkdtemp(prefix="mtlite_e2e_")
-    refs, srcs = {}, {}
+    refs, srcs, nsent = {}, {}, {}   # srcs / nsent keyed (set, threads); refs: the full set
     for s in a.sets:
         en = read_lines(os.path.join(a.data_dir, f"{s}.en"))
         de = read_lines(os.path.join(a.data_dir, f"{s}.de"))
         if len(en) != len(de):
             print(f"run_e2e.py: {s}: {len(en)} sources but {len(de)} references", file=sys.stderr)
             return 2
-        if a.limit:
-            en, de = en[:a.limit], de[:a.limit]
-        srcs[s] = os.path.join(work, f"{s}.en")
-        with open(srcs[s], "w", encoding="utf-8") as f:
-            f.write("\n".join(en) + "\n")
         refs[s] = de
+        for t in sorted({t for _, t, _ in a.configs} | {1}):
+            lim = a.limit if t == 1 else a.limit_mt
+            part = en[:lim] if lim else en
+            srcs[(s, t)] = os.path.join(work, f"{s}.t{t}.en")
+            nsent[(s, t)] = len(part)
+            with open(srcs[(s, t)], "w", encoding="utf-8") as f:
+                f.write("\n".join(part) + "\n")
 
     meta = {
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
@@ -552,7 +575,10 @@ def main(argv):
         "build_dir": os.path.abspath(a.build_dir), "args": {k: v for k, v in vars(a).items()},
         "load1_start": load1(), "loadavg_start": os.getloadavg(),
         "sentences_note": ("full dev sets" if not a.limit else f"first {a.limit} sentences per set")
-                          + " (" + ", ".join(f"{s}: {len(refs[s])}" for s in a.sets) + ")",
+                          + " (" + ", ".join(f"{s}: {nsent[(s, 1)]}" for s in a.sets) + ")"
+                          + (f"; configurations with threads > 1: "
+                             + ("full sets" if not a.limit_mt else f"first {a.limit_mt} sentences per set")
+                             if a.limit_mt != a.limit and any(t > 1 for _, t, _ in a.configs) else ""),
     }
     try:
         meta["torch"] = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
@@ -583,7 +609,7 @@ def main(argv):
                 out = os.path.join(work, tag + ".txt")
                 ids = os.path.join(work, tag + ".ids")
                 l1 = load1()
-                rc, stdout, ru, wall = run_child(engine_cmd(a, e, srcs[s], out, ids, b, t, k), child_env(t),
+                rc, stdout, ru, wall = run_child(engine_cmd(a, e, srcs[(s, t)], out, ids, b, t, k), child_env(t),
                                                  a.timeout, os.path.join(work, tag))
                 rec = {"set": s, "batch": b, "threads": t, "beam": k, "engine": e, "rep": rep, "rc": rc,
                        "wall_s": wall, "load1": l1, "child_maxrss_kb": ru.ru_maxrss, "output": out, "ids": ids,
@@ -593,7 +619,7 @@ def main(argv):
                 except json.JSONDecodeError:
                     js = None
                 if rc == 0 and js and js.get("target_tokens", 0) > 0 and os.path.exists(out) \
-                        and len(read_lines(out)) == len(refs[s]) and js.get("deterministic", False):
+                        and len(read_lines(out)) == nsent[(s, t)] and js.get("deterministic", False):
                     rec.update({k2: v for k2, v in js.items() if k2 not in rec})
                     rec["ok"] = True
                 else:

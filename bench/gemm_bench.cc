@@ -210,7 +210,7 @@ void RegisterAll(bool have_xnn) {
   };
   const KernelTable* tables[8];
   const int nt = mtlite::kernels::AvailableKernels(tables, 8);
-  for (int m : {1, 16, 64}) {
+  for (int m : {1, 4, 8, 16, 64}) {
     for (Shape s : nk) {
       s.m = m;
       for (bool cold : {false, true}) {

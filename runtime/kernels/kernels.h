@@ -75,6 +75,17 @@ struct KernelTable {
 
   // In-place activation over n floats (same formulas as the reference).
   void (*activation)(float* x, int n, Act act);
+
+  // --- search over the logits (beam / greedy), n >= 1 ---
+  // Log-softmax statistics without writing: *max_out = max over x (NaN skipped like
+  // softmax_masked); returns sum of ExpRef(x[j] - max) with the 8-lane reduction, or 0 when
+  // max == -inf. log_softmax(x)[j] = x[j] - (max + log(sum)), as torch computes it.
+  float (*max_sum_exp)(const float* x, int n, float* max_out);
+  // Candidate scan: the first j in [from, n) with s = (x[j] - sub) + add > thr (NaN never
+  // passes); writes s to *s_out and returns j, or returns n when there is none.
+  int (*scan_gt)(const float* x, int from, int n, float sub, float add, float thr, float* s_out);
+  // First index of the maximum: best = 0; for j: if (x[j] > x[best]) best = j.
+  int (*argmax)(const float* x, int n);
 };
 
 // Scalar reference kernels (always available).

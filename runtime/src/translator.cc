@@ -119,7 +119,7 @@ class TranslatorImpl {
   void Embed(const WeightView& table, int32_t id, int pos, const float* positions, float* out) const;
   void Encode(int nb, int smax);
   void DecoderStep(int t, int n_active, bool want_align, int align_layer);
-  void LogSoftmaxRow(float* row, int v, bool force_eos) const;
+  float RowLogSumExp(float* row) const;
   Status EncodeSources(const std::string_view* texts, const int32_t* const* ids, const int* lens,
                        size_t n, int* smax);
   void Greedy(int nb, int max_len_b[], const TranslateOptions& opt);
@@ -169,7 +169,6 @@ class TranslatorImpl {
   float* dv_ = nullptr;
   float* dctx_ = nullptr;
   float* logits_ = nullptr;     // [R][V]
-  float* lsm_scratch_ = nullptr; // [V] log-softmax scratch
   float* kcache_ = nullptr;     // [Ld][T][R][d]
   float* vcache_ = nullptr;
   int32_t* anc_ = nullptr;      // [R][T]: slot that holds position p on compact row i's path
@@ -243,7 +242,6 @@ size_t TranslatorImpl::Plan(const ModelData& md, const TranslatorLimits& lim, Tr
   t.dv_ = a->Take<float>(size_t(R) * d);
   t.dctx_ = a->Take<float>(size_t(R) * d);
   t.logits_ = a->Take<float>(size_t(R) * V);
-  t.lsm_scratch_ = a->Take<float>(size_t(V));
   t.kcache_ = a->Take<float>(size_t(Ld) * T * R * d);
   t.vcache_ = a->Take<float>(size_t(Ld) * T * R * d);
   t.anc_ = a->Take<int32_t>(size_t(R) * T);
@@ -656,27 +654,17 @@ void TranslatorImpl::DecoderStep(int t, int n_active, bool want_align, int align
 // ---------------------------------------------------------------------------------------------
 // Search
 
-// Log-probabilities with HF Marian's logits processing: pad is -inf before the log-softmax
-// (MarianMTModel.adjust_logits_during_generation), other bad words and the forced final </s>
-// after it (NoBadWordsLogitsProcessor, ForcedEOSTokenLogitsProcessor).
-void TranslatorImpl::LogSoftmaxRow(float* row, int v, bool force_eos) const {
+// HF Marian's logits processing, split so that a row is never rewritten: pad is -inf before
+// the log-softmax (MarianMTModel.adjust_logits_during_generation); returns
+// lse = max + log(sum exp(x - max)) (torch's log_softmax: log-prob = x - lse). The other bad
+// words (NoBadWordsLogitsProcessor) are set to -inf by the caller after this, and the forced
+// final </s> (ForcedEOSTokenLogitsProcessor: every token -inf, </s> log-prob 0) is handled
+// by the searches.
+float TranslatorImpl::RowLogSumExp(float* row) const {
   row[cfg_->pad_id] = kNegInf;
-  // log-sum-exp through the SIMD softmax kernel on a copy: at the argmax the kernel's
-  // exp(x - max) is exactly 1, so p[argmax] = 1/sum and lse = max - log(p[argmax]).
-  int am = 0;
-  for (int j = 0; j < v; ++j) {
-    lsm_scratch_[j] = row[j];
-    if (row[j] > row[am]) am = j;
-  }
-  const float mx = row[am];
-  K_->softmax_masked(lsm_scratch_, v, nullptr);
-  const float lse = mx - std::log(lsm_scratch_[am]);
-  for (int j = 0; j < v; ++j) row[j] = row[j] - lse;
-  for (int id : cfg_->bad_word_ids) row[id] = kNegInf;
-  if (force_eos) {  // HF ForcedEOSTokenLogitsProcessor: every token -inf, </s> log-prob 0
-    for (int j = 0; j < v; ++j) row[j] = kNegInf;
-    row[cfg_->eos_id] = 0.0f;
-  }
+  float mx;
+  const float sum = K_->max_sum_exp(row, V_, &mx);
+  return mx + std::log(sum);
 }
 
 Status TranslatorImpl::EncodeSources(const std::string_view* texts, const int32_t* const* ids,
@@ -744,21 +732,13 @@ void TranslatorImpl::Greedy(int nb, int max_len_b[], const TranslateOptions& opt
       const int slot = active_[i], b = slot / W;
       float* row = logits_ + size_t(i) * V_;
       const bool force = t + 1 >= max_len_b[b];
-      int best;
-      float lp = 0;
-      if (opt.return_scores) {
-        LogSoftmaxRow(row, V_, force);
-      } else {
-        row[cfg_->pad_id] = kNegInf;
-        for (int id : cfg_->bad_word_ids) row[id] = kNegInf;
-        if (force) {
-          const float keep = row[cfg_->eos_id];
-          for (int j = 0; j < V_; ++j) row[j] = kNegInf;
-          row[cfg_->eos_id] = keep;
-        }
-      }
-      best = int(std::max_element(row, row + V_) - row);
-      lp = row[best];
+      // HF greedy_search: argmax over the processed logits (not the log-probs); the score is
+      // the log-prob of the chosen token (0 for the forced </s>).
+      const float lse = opt.return_scores && !force ? RowLogSumExp(row) : 0.0f;
+      row[cfg_->pad_id] = kNegInf;
+      for (int id : cfg_->bad_word_ids) row[id] = kNegInf;
+      const int best = force ? cfg_->eos_id : K_->argmax(row, V_);
+      const float lp = force ? 0.0f : row[best] - lse;
       if (opt.return_scores) beam_score_[slot] += lp;
       if (best == cfg_->eos_id || t + 1 >= max_len_b[b]) {
         // t+1 tokens generated (the last one is </s>, forced at the limit)
@@ -810,11 +790,19 @@ void TranslatorImpl::Beam(int nb, int max_len_b[], const TranslateOptions& opt) 
       for (int i = 1; i < n; ++i) worst_[b] = std::min(worst_[b], h[i].score);
     }
   };
+  // Step 0: every beam of a sentence holds the same single token (the decoder start) and the
+  // same empty history, so their rows would be bit-identical (each row's arithmetic does not
+  // depend on the other rows): the decoder runs one row per sentence and the other beams'
+  // K/V (and alignment) entries of position 0 are copies. Each beam still scores its own
+  // candidates below (beams 1.. start at -1e9), exactly as if all rows had run.
+  const int K2 = 2 * beam;
   for (int t = 0;; ++t) {
+    const bool first = t == 0;
+    const int rows_per = first ? 1 : beam;  // decoder rows per running sentence
     int n_active = 0;
     for (int b = 0; b < nb; ++b)
       if (!done_[b])
-        for (int w = 0; w < beam; ++w) {
+        for (int w = 0; w < rows_per; ++w) {
           const int slot = b * W + w;
           active_[n_active] = slot;
           row_tok_[n_active] = tok_hist_[size_t(t) * R + slot];
@@ -822,28 +810,68 @@ void TranslatorImpl::Beam(int nb, int max_len_b[], const TranslateOptions& opt) 
         }
     if (n_active == 0) break;
     DecoderStep(t, n_active, opt.return_alignments, opt.alignment_layer);
-    for (int i0 = 0; i0 < n_active; i0 += beam) {
+    if (first) {
+      const size_t d = size_t(d_);
+      for (int i = 0; i < n_active; ++i) {
+        const int slot0 = active_[i];
+        for (size_t l = 0; l < dec_.size(); ++l) {
+          float* kc = kcache_ + l * size_t(T_) * R * d;
+          float* vc = vcache_ + l * size_t(T_) * R * d;
+          for (int w = 1; w < beam; ++w) {
+            std::memcpy(kc + size_t(slot0 + w) * d, kc + size_t(slot0) * d, sizeof(float) * d);
+            std::memcpy(vc + size_t(slot0 + w) * d, vc + size_t(slot0) * d, sizeof(float) * d);
+          }
+        }
+        if (opt.return_alignments)
+          for (int w = 1; w < beam; ++w)
+            std::memcpy(align_hist_ + size_t(slot0 + w) * S_, align_hist_ + size_t(slot0) * S_,
+                        sizeof(float) * size_t(S_));
+      }
+    }
+    for (int i0 = 0; i0 < n_active; i0 += rows_per) {
       const int b = active_[i0] / W;
       const bool force = t + 1 >= max_len_b[b];
-      // top 2*beam candidates over beam*V (kept sorted, best first)
-      const int K2 = 2 * beam;
+      // top 2*beam candidates over beam*V, kept sorted best first; ties keep the earlier
+      // (beam, token), as a stable sort of HF's flattened scores does.
       float* cs = cand_score_ + size_t(b) * K2;
       int32_t* ct = cand_tok_ + size_t(b) * K2;
       int32_t* cp = cand_par_ + size_t(b) * K2;
       int nc = 0;
+      auto insert = [&](float s, int tok, int w) {
+        int pos = nc < K2 ? nc++ : K2 - 1;
+        while (pos > 0 && s > cs[pos - 1]) {
+          cs[pos] = cs[pos - 1]; ct[pos] = ct[pos - 1]; cp[pos] = cp[pos - 1];
+          --pos;
+        }
+        cs[pos] = s; ct[pos] = tok; cp[pos] = w;
+      };
+      float* row = logits_ + size_t(i0) * V;  // step 0: one row shared by the beams
+      float lse = 0.0f;
       for (int w = 0; w < beam; ++w) {
-        float* row = logits_ + size_t(i0 + w) * V;
-        LogSoftmaxRow(row, V, force);
+        if (!first && w > 0) row += V;
+        if (!force && (w == 0 || !first)) {
+          lse = RowLogSumExp(row);
+          for (int id : cfg_->bad_word_ids) row[id] = kNegInf;
+        }
         const float base = beam_score_[b * W + w];
-        for (int j = 0; j < V; ++j) {
-          const float s = row[j] + base;
-          if (nc == K2 && !(s > cs[K2 - 1])) continue;
-          int pos = nc < K2 ? nc++ : K2 - 1;
-          while (pos > 0 && s > cs[pos - 1]) {
-            cs[pos] = cs[pos - 1]; ct[pos] = ct[pos - 1]; cp[pos] = cp[pos - 1];
-            --pos;
+        if (force) {  // every token -inf, </s> log-prob 0
+          for (int j = 0; j < V; ++j) {
+            const float s = (j == cfg_->eos_id ? 0.0f : kNegInf) + base;
+            if (nc < K2 || s > cs[K2 - 1]) insert(s, j, w);
           }
-          cs[pos] = s; ct[pos] = j; cp[pos] = w;
+          continue;
+        }
+        // candidate score = log-prob + beam score = (x - lse) + base. Until 2*beam candidates
+        // are held every token enters; then only tokens above the current cut-off, which the
+        // SIMD scan finds.
+        int j = 0;
+        for (; j < V && nc < K2; ++j) insert((row[j] - lse) + base, j, w);
+        while (j < V) {
+          float s;
+          j = K_->scan_gt(row, j, V, lse, base, cs[K2 - 1], &s);
+          if (j >= V) break;
+          insert(s, j, w);
+          ++j;
         }
       }
       const int cur_len = t + 1;

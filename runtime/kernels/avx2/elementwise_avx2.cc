@@ -178,6 +178,77 @@ void SoftmaxMasked(float* x, int n, const float* mask) {
   for (int j = n8; j < n; ++j) x[j] = x[j] * inv;
 }
 
+float MaxSumExp(const float* x, int n, float* max_out) {
+  const float ninf = -__builtin_inff();
+  const int n8 = n & ~7;
+  __m256 mv = _mm256_set1_ps(ninf);
+  for (int j = 0; j < n8; j += 8) mv = _mm256_max_ps(_mm256_loadu_ps(x + j), mv);  // skips NaN in x
+  float mx = HMax(mv);
+  for (int j = n8; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
+  *max_out = mx;
+  if (mx == ninf) return 0.0f;
+  const __m256 vmx = _mm256_set1_ps(mx);
+  __m256 acc = _mm256_setzero_ps();
+  for (int j = 0; j < n8; j += 8) acc = _mm256_add_ps(acc, Exp(_mm256_sub_ps(_mm256_loadu_ps(x + j), vmx)));
+  if (n8 < n) {
+    const __m256i tail = TailMask(n - n8);
+    acc = _mm256_add_ps(acc, _mm256_and_ps(Exp(_mm256_sub_ps(_mm256_maskload_ps(x + n8, tail), vmx)),
+                                           _mm256_castsi256_ps(tail)));
+  }
+  return Reduce8(acc);
+}
+
+int ScanGt(const float* x, int from, int n, float sub, float add, float thr, float* s_out) {
+  int j = from < 0 ? 0 : from;
+  const __m256 vsub = _mm256_set1_ps(sub), vadd = _mm256_set1_ps(add), vthr = _mm256_set1_ps(thr);
+  for (; j + 8 <= n; j += 8) {
+    const __m256 s = _mm256_add_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), vsub), vadd);
+    const int bits = _mm256_movemask_ps(_mm256_cmp_ps(s, vthr, _CMP_GT_OQ));
+    if (bits) {
+      j += __builtin_ctz(unsigned(bits));
+      *s_out = (x[j] - sub) + add;  // the lane's value: same two IEEE operations
+      return j;
+    }
+  }
+  for (; j < n; ++j) {
+    const float s = (x[j] - sub) + add;
+    if (s > thr) {
+      *s_out = s;
+      return j;
+    }
+  }
+  return n;
+}
+
+int Argmax(const float* x, int n) {
+  // Pass 1: the maximum, and whether any NaN is present (then the reference's order-dependent
+  // answer is used). Pass 2: the first index holding the maximum.
+  const int n8 = n & ~7;
+  __m256 mv = _mm256_set1_ps(-__builtin_inff());
+  __m256 nan = _mm256_setzero_ps();
+  for (int j = 0; j < n8; j += 8) {
+    const __m256 v = _mm256_loadu_ps(x + j);
+    mv = _mm256_max_ps(v, mv);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }
+  bool any_nan = _mm256_movemask_ps(nan) != 0;
+  float mx = HMax(mv);
+  for (int j = n8; j < n; ++j) {
+    any_nan |= x[j] != x[j];
+    mx = x[j] > mx ? x[j] : mx;
+  }
+  if (any_nan) return ref::Argmax(x, n);
+  const __m256 vmx = _mm256_set1_ps(mx);
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const int bits = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + j), vmx, _CMP_EQ_OQ));
+    if (bits) return j + __builtin_ctz(unsigned(bits));
+  }
+  for (; j < n; ++j)
+    if (x[j] == mx) return j;
+  return 0;  // n <= 0
+}
+
 float Dot(const float* a, const float* b, int n) {
   const int n8 = n & ~7;
   __m256 acc = _mm256_setzero_ps();
@@ -234,6 +305,9 @@ const KernelTable& Avx2Kernels() {
       avx2::Dot,
       avx2::Axpy,
       avx2::Activation,
+      avx2::MaxSumExp,
+      avx2::ScanGt,
+      avx2::Argmax,
   };
   return table;
 }

@@ -210,6 +210,77 @@ void SoftmaxMasked(float* x, int n, const float* mask) {
   for (; j < n; ++j) x[j] = x[j] * inv;
 }
 
+float MaxSumExp(const float* x, int n, float* max_out) {
+  const float ninf = -__builtin_inff();
+  const int n8 = n & ~7;
+  float32x4_t mlo = vdupq_n_f32(ninf), mhi = mlo;  // keep m unless v > m: skips NaN
+  for (int j = 0; j < n8; j += 8) {
+    const float32x4_t v0 = vld1q_f32(x + j), v1 = vld1q_f32(x + j + 4);
+    mlo = vbslq_f32(vcgtq_f32(v0, mlo), v0, mlo);
+    mhi = vbslq_f32(vcgtq_f32(v1, mhi), v1, mhi);
+  }
+  float mx = vmaxvq_f32(vmaxq_f32(mlo, mhi));  // no NaN lanes: exact
+  for (int j = n8; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
+  *max_out = mx;
+  if (mx == ninf) return 0.0f;
+  const float32x4_t vmx = vdupq_n_f32(mx);
+  float32x4_t lo = vdupq_n_f32(0.0f), hi = lo;
+  for (int j = 0; j < n8; j += 8) {
+    lo = vaddq_f32(lo, Exp(vsubq_f32(vld1q_f32(x + j), vmx)));
+    hi = vaddq_f32(hi, Exp(vsubq_f32(vld1q_f32(x + j + 4), vmx)));
+  }
+  if (n8 < n) {
+    float t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int j = n8; j < n; ++j) t[j - n8] = ExpRef(x[j] - mx);
+    AddPartial(lo, hi, t);
+  }
+  return Reduce8(lo, hi);
+}
+
+int ScanGt(const float* x, int from, int n, float sub, float add, float thr, float* s_out) {
+  int j = from < 0 ? 0 : from;
+  const float32x4_t vsub = vdupq_n_f32(sub), vadd = vdupq_n_f32(add), vthr = vdupq_n_f32(thr);
+  for (; j + 8 <= n; j += 8) {
+    const float32x4_t s0 = vaddq_f32(vsubq_f32(vld1q_f32(x + j), vsub), vadd);
+    const float32x4_t s1 = vaddq_f32(vsubq_f32(vld1q_f32(x + j + 4), vsub), vadd);
+    if (vmaxvq_u32(vorrq_u32(vcgtq_f32(s0, vthr), vcgtq_f32(s1, vthr))) != 0) break;  // a hit in these 8
+  }
+  for (; j < n; ++j) {
+    const float s = (x[j] - sub) + add;
+    if (s > thr) {
+      *s_out = s;
+      return j;
+    }
+  }
+  return n;
+}
+
+int Argmax(const float* x, int n) {
+  const int n8 = n & ~7;
+  float32x4_t mlo = vdupq_n_f32(-__builtin_inff()), mhi = mlo;
+  uint32x4_t ord = vdupq_n_u32(~0u);  // all lanes ordered so far
+  for (int j = 0; j < n8; j += 8) {
+    const float32x4_t v0 = vld1q_f32(x + j), v1 = vld1q_f32(x + j + 4);
+    ord = vandq_u32(ord, vandq_u32(vceqq_f32(v0, v0), vceqq_f32(v1, v1)));
+    mlo = vmaxq_f32(mlo, v0);
+    mhi = vmaxq_f32(mhi, v1);
+  }
+  bool any_nan = vminvq_u32(ord) == 0;
+  float mx = any_nan ? 0.0f : vmaxvq_f32(vmaxq_f32(mlo, mhi));
+  for (int j = n8; j < n; ++j) {
+    any_nan |= x[j] != x[j];
+    mx = x[j] > mx ? x[j] : mx;
+  }
+  if (any_nan) return ref::Argmax(x, n);
+  const float32x4_t vmx = vdupq_n_f32(mx);
+  int j = 0;
+  for (; j + 4 <= n; j += 4)  // first block holding the maximum, then its first lane
+    if (vmaxvq_u32(vceqq_f32(vld1q_f32(x + j), vmx)) != 0) break;
+  for (; j < n; ++j)
+    if (x[j] == mx) return j;
+  return 0;
+}
+
 float Dot(const float* a, const float* b, int n) {
   const int n8 = n & ~7;
   float32x4_t lo = vdupq_n_f32(0.0f), hi = lo;
@@ -267,6 +338,11 @@ void SoftmaxMasked(float* x, int n, const float* mask) { ref::SoftmaxMasked(x, n
 float Dot(const float* a, const float* b, int n) { return ref::DotRef(a, b, n); }
 void Axpy(float alpha, const float* x, float* y, int n) { ref::Axpy(alpha, x, y, n); }
 void Activation(float* x, int n, Act act) { ref::Activation(x, n, act); }
+float MaxSumExp(const float* x, int n, float* max_out) { return ref::MaxSumExp(x, n, max_out); }
+int ScanGt(const float* x, int from, int n, float sub, float add, float thr, float* s_out) {
+  return ref::ScanGt(x, from, n, sub, add, thr, s_out);
+}
+int Argmax(const float* x, int n) { return ref::Argmax(x, n); }
 
 #endif
 
@@ -283,6 +359,9 @@ const KernelTable& NeonKernels() {
       neon::Dot,
       neon::Axpy,
       neon::Activation,
+      neon::MaxSumExp,
+      neon::ScanGt,
+      neon::Argmax,
   };
   return table;
 }

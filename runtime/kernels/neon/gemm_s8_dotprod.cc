@@ -204,6 +204,9 @@ const KernelTable* NeonDotProdKernelsOrNull() {
       neon::Dot,
       neon::Axpy,
       neon::Activation,
+      neon::MaxSumExp,
+      neon::ScanGt,
+      neon::Argmax,
   };
   return &table;
 }

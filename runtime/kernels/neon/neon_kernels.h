@@ -21,6 +21,9 @@ void SoftmaxMasked(float* x, int n, const float* mask);
 float Dot(const float* a, const float* b, int n);
 void Axpy(float alpha, const float* x, float* y, int n);
 void Activation(float* x, int n, Act act);
+float MaxSumExp(const float* x, int n, float* max_out);
+int ScanGt(const float* x, int from, int n, float sub, float add, float thr, float* s_out);
+int Argmax(const float* x, int n);
 void GemmS8Blocked(int m, int n, int k, const int8_t* a, int lda, const float* a_scales,
                    const int8_t* w, const float* w_scales, const float* bias, const float* residual,
                    int ldr, float* c, int ldc, Act act);

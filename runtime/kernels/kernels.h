@@ -76,6 +76,16 @@ struct KernelTable {
   // In-place activation over n floats (same formulas as the reference).
   void (*activation)(float* x, int n, Act act);
 
+  // --- attention over a set of key / value rows (row j at base + r_j * ld floats, with
+  // r_j = idx ? idx[j] : j) ---
+  // out[j] = dot_f32(q, k_j, n) * scale for j < m (the same 8-lane dot).
+  void (*attn_scores)(const float* q, const float* k, int ld, const int32_t* idx, int m, int n,
+                      float scale, float* out);
+  // ctx[0..n) = sum over j = 0..m-1 in order of p[j] * v_j, starting from +0, each step
+  // ctx[i] = ctx[i] + (p[j] * v_j[i]); rows with p[j] == 0 (masked keys) are skipped.
+  void (*attn_context)(const float* p, const float* v, int ld, const int32_t* idx, int m, int n,
+                       float* ctx);
+
   // --- search over the logits (beam / greedy), n >= 1 ---
   // Log-softmax statistics without writing: *max_out = max over x (NaN skipped like
   // softmax_masked); returns sum of ExpRef(x[j] - max) with the 8-lane reduction, or 0 when

@@ -282,6 +282,13 @@ static Status CheckLimits(const ModelConfig& c, const TranslatorLimits& l) {
   if (l.max_input_bytes < 1 || l.max_input_bytes > (1 << 24))
     return bad("max_input_bytes", l.max_input_bytes, 1, 1 << 24);
   if (l.num_threads < 1 || l.num_threads > 256) return bad("num_threads", l.num_threads, 1, 256);
+  // KV cache rows (batch x beam slots x target positions) are indexed with int32.
+  const long long cache_rows = (long long)l.max_batch * l.max_beam * l.max_target_tokens;
+  if (cache_rows > 0x7fffffffLL)
+    return Err(StatusCode::kInvalidArgument,
+               "TranslatorLimits: max_batch * max_beam * max_target_tokens = " + std::to_string(cache_rows) +
+                   " exceeds 2^31 - 1 (the decoder KV cache alone would need " +
+                   std::to_string(cache_rows / (1LL << 30)) + " GiB per float of d_model)");
   if (c.positions_stored) {
     if (l.max_source_tokens > c.max_positions)
       return bad("max_source_tokens (model max_positions)", l.max_source_tokens, 1, c.max_positions);
@@ -523,14 +530,14 @@ void TranslatorImpl::Encode(int nb, int smax) {
         const float* mask = mask_ + size_t(b) * smax;
         for (int i = 0; i < smax; ++i) {
           float* ctx = ectx_ + (size_t(b) * smax + i) * d + h * hd;
-          std::memset(ctx, 0, sizeof(float) * hd);
-          if (i >= src_len_[b]) continue;
+          if (i >= src_len_[b]) {
+            std::memset(ctx, 0, sizeof(float) * hd);
+            continue;
+          }
           const float* q = eq_ + (size_t(b) * smax + i) * d + h * hd;
-          for (int j = 0; j < smax; ++j)
-            sc[j] = K_->dot_f32(q, ek_ + (size_t(b) * smax + j) * d + h * hd, hd) * scaling;
+          K_->attn_scores(q, ek_ + size_t(b) * smax * d + h * hd, d, nullptr, smax, hd, scaling, sc);
           K_->softmax_masked(sc, smax, mask);
-          for (int j = 0; j < smax; ++j)
-            if (sc[j] != 0.0f) K_->axpy_f32(sc[j], ev_ + (size_t(b) * smax + j) * d + h * hd, ctx, hd);
+          K_->attn_context(sc, ev_ + size_t(b) * smax * d + h * hd, d, nullptr, smax, hd, ctx);
         }
       }
     });
@@ -565,6 +572,7 @@ void TranslatorImpl::DecoderStep(int t, int n_active, bool want_align, int align
     int32_t* a = anc_ + size_t(i) * T_;
     a[t] = active_[i];
     for (int p = t; p > 0; --p) a[p - 1] = par_hist_[size_t(p) * R + a[p]];
+    for (int p = 0; p <= t; ++p) a[p] = p * R + a[p];  // -> KV cache row of position p
   }
   const Act act = ToAct(cfg_->activation);
   const int scores_stride = std::max(S_, T_);
@@ -587,19 +595,11 @@ void TranslatorImpl::DecoderStep(int t, int n_active, bool want_align, int align
       float* sc = scores_ + size_t(task) * scores_stride;
       for (int ih = task; ih < n_active * H; ih += tasks) {
         const int i = ih / H, h = ih % H;
-        const int32_t* a = anc_ + size_t(i) * T_;
+        const int32_t* rows = anc_ + size_t(i) * T_;  // cache row of each position on this path
         const float* q = dq_ + size_t(i) * d + h * hd;
-        for (int p = 0; p <= t; ++p) {
-          const int src_slot = a[p];
-          sc[p] = K_->dot_f32(q, kc + (size_t(p) * R + src_slot) * d + h * hd, hd) * scaling;
-        }
+        K_->attn_scores(q, kc + h * hd, d, rows, t + 1, hd, scaling, sc);
         K_->softmax_masked(sc, t + 1, nullptr);  // keys beyond t do not exist yet: causal by construction
-        float* ctx = dctx_ + size_t(i) * d + h * hd;
-        std::memset(ctx, 0, sizeof(float) * hd);
-        for (int p = 0; p <= t; ++p) {
-          const int src_slot = a[p];
-          K_->axpy_f32(sc[p], vc + (size_t(p) * R + src_slot) * d + h * hd, ctx, hd);
-        }
+        K_->attn_context(sc, vc + h * hd, d, rows, t + 1, hd, dctx_ + size_t(i) * d + h * hd);
       }
     });
     RunLinear(L.o, dctx_, n_active, dx_, dx_, Act::kNone);
@@ -617,12 +617,9 @@ void TranslatorImpl::DecoderStep(int t, int n_active, bool want_align, int align
         const float* q = dq_ + size_t(i) * d + h * hd;
         const float* kb = ckl + size_t(b) * smax * d + h * hd;
         const float* vb = cvl + size_t(b) * smax * d + h * hd;
-        for (int j = 0; j < smax; ++j) sc[j] = K_->dot_f32(q, kb + size_t(j) * d, hd) * scaling;
+        K_->attn_scores(q, kb, d, nullptr, smax, hd, scaling, sc);
         K_->softmax_masked(sc, smax, mask_ + size_t(b) * smax);
-        float* ctx = dctx_ + size_t(i) * d + h * hd;
-        std::memset(ctx, 0, sizeof(float) * hd);
-        for (int j = 0; j < smax; ++j)
-          if (sc[j] != 0.0f) K_->axpy_f32(sc[j], vb + size_t(j) * d, ctx, hd);
+        K_->attn_context(sc, vb, d, nullptr, smax, hd, dctx_ + size_t(i) * d + h * hd);
       }
     });
     if (align_here) {
@@ -635,7 +632,7 @@ void TranslatorImpl::DecoderStep(int t, int n_active, bool want_align, int align
         for (int h = 0; h < H; ++h) {
           const float* q = dq_ + size_t(i) * d + h * hd;
           const float* kb = ckl + size_t(b) * smax * d + h * hd;
-          for (int j = 0; j < smax; ++j) sc[j] = K_->dot_f32(q, kb + size_t(j) * d, hd) * scaling;
+          K_->attn_scores(q, kb, d, nullptr, smax, hd, scaling, sc);
           K_->softmax_masked(sc, smax, mask_ + size_t(b) * smax);
           for (int j = 0; j < smax; ++j) al[j] += sc[j] / float(H);
         }

@@ -92,6 +92,8 @@ TEST(KernelDispatch, ReferenceFirstAndBestListed) {
     EXPECT_NE(t->dot_f32, nullptr) << t->name;
     EXPECT_NE(t->axpy_f32, nullptr) << t->name;
     EXPECT_NE(t->activation, nullptr) << t->name;
+    EXPECT_NE(t->attn_scores, nullptr) << t->name;
+    EXPECT_NE(t->attn_context, nullptr) << t->name;
     EXPECT_NE(t->max_sum_exp, nullptr) << t->name;
     EXPECT_NE(t->scan_gt, nullptr) << t->name;
     EXPECT_NE(t->argmax, nullptr) << t->name;
@@ -732,6 +734,52 @@ TEST(KernelFloat, PaddingInvariance) {
 }
 
 
+// Attention over gathered rows: attn_scores == dot_f32 * scale per row (same lanes), and
+// attn_context == the ordered axpy sum; contiguous rows (idx null) and gathered rows (idx, as
+// the beam KV cache uses), head widths around the 8-lane tile, masked (zero) probabilities.
+TEST(KernelAttention, ScoresAndContext) {
+  std::mt19937 rng(71);
+  for (int n : {1, 3, 7, 8, 9, 15, 16, 17, 32, 63, 64, 65, 100, 128}) {
+    for (int m : {0, 1, 2, 3, 4, 5, 7, 9, 33}) {
+      for (int kind = 0; kind < 4; ++kind) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " m=" + std::to_string(m) + " kind=" + std::to_string(kind));
+        const int ld = n + int(rng() % 3) * 8 + (kind & 1);  // rows wider than the head slice
+        const int rows = m + 5;
+        std::vector<float> kv = kind == 3 ? EdgeVec(rng, rows * ld, true) : RandomVec(rng, rows * ld, 1.0f);
+        std::vector<float> q = kind == 3 ? EdgeVec(rng, n, true) : RandomVec(rng, n, 1.0f);
+        std::vector<int32_t> idx(m);
+        for (int j = 0; j < m; ++j) idx[j] = int32_t(rng() % rows);
+        const int32_t* ip = (kind & 2) ? idx.data() : nullptr;
+        std::vector<float> p(m);
+        for (int j = 0; j < m; ++j) p[j] = (rng() % 4 == 0) ? 0.0f : float(rng() % 1000) / 1000.0f;
+        const float scale = 0.125f;
+        std::vector<float> want(m + 1, -7.0f), ctx_want(n + 1, -7.0f);
+        ReferenceKernels().attn_scores(q.data(), kv.data(), ld, ip, m, n, scale, want.data());
+        ReferenceKernels().attn_context(p.data(), kv.data(), ld, ip, m, n, ctx_want.data());
+        ASSERT_EQ(want[m], -7.0f);       // writes exactly m scores
+        ASSERT_EQ(ctx_want[n], -7.0f);   // and exactly n context values
+        // independent: per-row dot_f32, and the ordered axpy sequence over unmasked rows
+        for (int j = 0; j < m; ++j) {
+          const float* kr = kv.data() + size_t(ip ? ip[j] : j) * ld;
+          ASSERT_TRUE(SameFloat(want[j], ReferenceKernels().dot_f32(q.data(), kr, n) * scale));
+        }
+        std::vector<float> ctx_axpy(n, 0.0f);
+        for (int j = 0; j < m; ++j)
+          if (p[j] != 0.0f) ReferenceKernels().axpy_f32(p[j], kv.data() + size_t(ip ? ip[j] : j) * ld, ctx_axpy.data(), n);
+        ASSERT_TRUE(SameFloats(ctx_axpy.data(), ctx_want.data(), size_t(n)));
+        for (auto* t : Tables()) {
+          SCOPED_TRACE(t->name);
+          std::vector<float> got(m + 1, -7.0f), ctx(n + 1, -7.0f);
+          t->attn_scores(q.data(), kv.data(), ld, ip, m, n, scale, got.data());
+          t->attn_context(p.data(), kv.data(), ld, ip, m, n, ctx.data());
+          ASSERT_TRUE(SameFloats(want.data(), got.data(), size_t(m) + 1));
+          ASSERT_TRUE(SameFloats(ctx_want.data(), ctx.data(), size_t(n) + 1));
+        }
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Search kernels over the logits: max_sum_exp (log-softmax statistics), scan_gt, argmax.
 
@@ -808,13 +856,17 @@ TEST(KernelSearch, ScanGt) {
           float want_s = -1;
           const int want = ReferenceKernels().scan_gt(x.data(), from, n, sub, add, thr, &want_s);
           for (int j = from; j < want; ++j) ASSERT_FALSE((x[j] - sub) + add > thr) << j;
-          if (want < n) ASSERT_TRUE(SameFloat(want_s, (x[want] - sub) + add));
+          if (want < n) {
+            ASSERT_TRUE(SameFloat(want_s, (x[want] - sub) + add));
+          }
           for (auto* t : Tables()) {
             SCOPED_TRACE(t->name);
             float s = -1;
             const int got = t->scan_gt(x.data(), from, n, sub, add, thr, &s);
             ASSERT_EQ(want, got) << "from=" << from << " thr=" << thr;
-            if (want < n) ASSERT_TRUE(SameFloat(want_s, s));
+            if (want < n) {
+              ASSERT_TRUE(SameFloat(want_s, s));
+            }
           }
           // walking the whole row hit by hit visits the same positions in every table
           for (auto* t : Tables()) {
@@ -854,8 +906,9 @@ TEST(KernelSearch, Argmax) {
       const int want = ReferenceKernels().argmax(x.data(), n);
       bool has_nan = false;
       for (float v : x) has_nan |= v != v;
-      if (!has_nan)  // independent: std::max_element returns the first maximum
+      if (!has_nan) {  // independent: std::max_element returns the first maximum
         ASSERT_EQ(want, int(std::max_element(x.begin(), x.end()) - x.begin()));
+      }
       for (auto* t : Tables()) {
         SCOPED_TRACE(t->name);
         ASSERT_EQ(want, t->argmax(x.data(), n));

@@ -178,6 +178,59 @@ void SoftmaxMasked(float* x, int n, const float* mask) {
   for (int j = n8; j < n; ++j) x[j] = x[j] * inv;
 }
 
+float Dot(const float* a, const float* b, int n);
+
+void AttnScores(const float* q, const float* k, int ld, const int32_t* idx, int m, int n, float scale,
+                float* out) {
+  // Four keys at a time share the query loads; each key's lanes and reduction are Dot's.
+  const int n8 = n & ~7;
+  const __m256i tail = TailMask(n - n8);
+  auto row = [&](int j) { return k + size_t(idx ? idx[j] : j) * size_t(ld); };
+  int j = 0;
+  for (; j + 4 <= m; j += 4) {
+    const float *k0 = row(j), *k1 = row(j + 1), *k2 = row(j + 2), *k3 = row(j + 3);
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int i = 0; i < n8; i += 8) {
+      const __m256 qv = _mm256_loadu_ps(q + i);
+      a0 = _mm256_add_ps(a0, _mm256_mul_ps(qv, _mm256_loadu_ps(k0 + i)));
+      a1 = _mm256_add_ps(a1, _mm256_mul_ps(qv, _mm256_loadu_ps(k1 + i)));
+      a2 = _mm256_add_ps(a2, _mm256_mul_ps(qv, _mm256_loadu_ps(k2 + i)));
+      a3 = _mm256_add_ps(a3, _mm256_mul_ps(qv, _mm256_loadu_ps(k3 + i)));
+    }
+    if (n8 < n) {
+      const __m256 qv = _mm256_maskload_ps(q + n8, tail);
+      a0 = _mm256_add_ps(a0, _mm256_mul_ps(qv, _mm256_maskload_ps(k0 + n8, tail)));
+      a1 = _mm256_add_ps(a1, _mm256_mul_ps(qv, _mm256_maskload_ps(k1 + n8, tail)));
+      a2 = _mm256_add_ps(a2, _mm256_mul_ps(qv, _mm256_maskload_ps(k2 + n8, tail)));
+      a3 = _mm256_add_ps(a3, _mm256_mul_ps(qv, _mm256_maskload_ps(k3 + n8, tail)));
+    }
+    out[j] = Reduce8(a0) * scale;
+    out[j + 1] = Reduce8(a1) * scale;
+    out[j + 2] = Reduce8(a2) * scale;
+    out[j + 3] = Reduce8(a3) * scale;
+  }
+  for (; j < m; ++j) out[j] = Dot(q, row(j), n) * scale;
+}
+
+void AttnContext(const float* p, const float* v, int ld, const int32_t* idx, int m, int n, float* ctx) {
+  // One 8-float column slice at a time, summed over every row j in order in a register.
+  for (int c = 0; c < n; c += 8) {
+    const bool full = c + 8 <= n;
+    const __m256i mask = TailMask(full ? 8 : n - c);
+    __m256 acc = _mm256_setzero_ps();
+    for (int j = 0; j < m; ++j) {
+      if (p[j] == 0.0f) continue;
+      const float* vr = v + size_t(idx ? idx[j] : j) * size_t(ld) + c;
+      const __m256 x = full ? _mm256_loadu_ps(vr) : _mm256_maskload_ps(vr, mask);
+      acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(p[j]), x));
+    }
+    if (full)
+      _mm256_storeu_ps(ctx + c, acc);
+    else
+      _mm256_maskstore_ps(ctx + c, mask, acc);
+  }
+}
+
 float MaxSumExp(const float* x, int n, float* max_out) {
   const float ninf = -__builtin_inff();
   const int n8 = n & ~7;
@@ -305,6 +358,8 @@ const KernelTable& Avx2Kernels() {
       avx2::Dot,
       avx2::Axpy,
       avx2::Activation,
+      avx2::AttnScores,
+      avx2::AttnContext,
       avx2::MaxSumExp,
       avx2::ScanGt,
       avx2::Argmax,

@@ -210,6 +210,60 @@ void SoftmaxMasked(float* x, int n, const float* mask) {
   for (; j < n; ++j) x[j] = x[j] * inv;
 }
 
+void AttnScores(const float* q, const float* k, int ld, const int32_t* idx, int m, int n, float scale,
+                float* out) {
+  const int n8 = n & ~7;
+  auto row = [&](int j) { return k + size_t(idx ? idx[j] : j) * size_t(ld); };
+  int j = 0;
+  for (; j + 2 <= m; j += 2) {  // two keys share the query loads; lanes as in Dot
+    const float *k0 = row(j), *k1 = row(j + 1);
+    float32x4_t l0 = vdupq_n_f32(0.0f), h0 = l0, l1 = l0, h1 = l0;
+    for (int i = 0; i < n8; i += 8) {
+      const float32x4_t ql = vld1q_f32(q + i), qh = vld1q_f32(q + i + 4);
+      l0 = vaddq_f32(l0, vmulq_f32(ql, vld1q_f32(k0 + i)));
+      h0 = vaddq_f32(h0, vmulq_f32(qh, vld1q_f32(k0 + i + 4)));
+      l1 = vaddq_f32(l1, vmulq_f32(ql, vld1q_f32(k1 + i)));
+      h1 = vaddq_f32(h1, vmulq_f32(qh, vld1q_f32(k1 + i + 4)));
+    }
+    if (n8 < n) {
+      float t0[8] = {0, 0, 0, 0, 0, 0, 0, 0}, t1[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (int i = n8; i < n; ++i) t0[i - n8] = q[i] * k0[i], t1[i - n8] = q[i] * k1[i];
+      AddPartial(l0, h0, t0);
+      AddPartial(l1, h1, t1);
+    }
+    out[j] = Reduce8(l0, h0) * scale;
+    out[j + 1] = Reduce8(l1, h1) * scale;
+  }
+  for (; j < m; ++j) out[j] = Dot(q, row(j), n) * scale;
+}
+
+void AttnContext(const float* p, const float* v, int ld, const int32_t* idx, int m, int n, float* ctx) {
+  for (int c = 0; c < n; c += 4) {
+    const int cnt = n - c < 4 ? n - c : 4;
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int j = 0; j < m; ++j) {
+      if (p[j] == 0.0f) continue;
+      const float* vr = v + size_t(idx ? idx[j] : j) * size_t(ld) + c;
+      float32x4_t x;
+      if (cnt == 4) {
+        x = vld1q_f32(vr);
+      } else {
+        float t[4] = {0, 0, 0, 0};
+        for (int i = 0; i < cnt; ++i) t[i] = vr[i];
+        x = vld1q_f32(t);
+      }
+      acc = vaddq_f32(acc, vmulq_f32(vdupq_n_f32(p[j]), x));
+    }
+    if (cnt == 4) {
+      vst1q_f32(ctx + c, acc);
+    } else {
+      float t[4];
+      vst1q_f32(t, acc);
+      for (int i = 0; i < cnt; ++i) ctx[c + i] = t[i];
+    }
+  }
+}
+
 float MaxSumExp(const float* x, int n, float* max_out) {
   const float ninf = -__builtin_inff();
   const int n8 = n & ~7;
@@ -338,6 +392,13 @@ void SoftmaxMasked(float* x, int n, const float* mask) { ref::SoftmaxMasked(x, n
 float Dot(const float* a, const float* b, int n) { return ref::DotRef(a, b, n); }
 void Axpy(float alpha, const float* x, float* y, int n) { ref::Axpy(alpha, x, y, n); }
 void Activation(float* x, int n, Act act) { ref::Activation(x, n, act); }
+void AttnScores(const float* q, const float* k, int ld, const int32_t* idx, int m, int n, float scale,
+                float* out) {
+  ref::AttnScores(q, k, ld, idx, m, n, scale, out);
+}
+void AttnContext(const float* p, const float* v, int ld, const int32_t* idx, int m, int n, float* ctx) {
+  ref::AttnContext(p, v, ld, idx, m, n, ctx);
+}
 float MaxSumExp(const float* x, int n, float* max_out) { return ref::MaxSumExp(x, n, max_out); }
 int ScanGt(const float* x, int from, int n, float sub, float add, float thr, float* s_out) {
   return ref::ScanGt(x, from, n, sub, add, thr, s_out);
@@ -359,6 +420,8 @@ const KernelTable& NeonKernels() {
       neon::Dot,
       neon::Axpy,
       neon::Activation,
+      neon::AttnScores,
+      neon::AttnContext,
       neon::MaxSumExp,
       neon::ScanGt,
       neon::Argmax,

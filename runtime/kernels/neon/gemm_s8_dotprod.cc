@@ -204,6 +204,8 @@ const KernelTable* NeonDotProdKernelsOrNull() {
       neon::Dot,
       neon::Axpy,
       neon::Activation,
+      neon::AttnScores,
+      neon::AttnContext,
       neon::MaxSumExp,
       neon::ScanGt,
       neon::Argmax,

@@ -218,6 +218,20 @@ void Activation(float* x, int n, Act act) {
   for (int i = 0; i < n; ++i) x[i] = ActRef(x[i], act);
 }
 
+void AttnScores(const float* q, const float* k, int ld, const int32_t* idx, int m, int n, float scale,
+                float* out) {
+  for (int j = 0; j < m; ++j) out[j] = DotRef(q, k + size_t(idx ? idx[j] : j) * size_t(ld), n) * scale;
+}
+
+void AttnContext(const float* p, const float* v, int ld, const int32_t* idx, int m, int n, float* ctx) {
+  for (int i = 0; i < n; ++i) ctx[i] = 0.0f;
+  for (int j = 0; j < m; ++j) {
+    if (p[j] == 0.0f) continue;
+    const float* vr = v + size_t(idx ? idx[j] : j) * size_t(ld);
+    for (int i = 0; i < n; ++i) ctx[i] = ctx[i] + p[j] * vr[i];
+  }
+}
+
 float MaxSumExp(const float* x, int n, float* max_out) {
   const float ninf = -std::numeric_limits<float>::infinity();
   float mx = ninf;
@@ -253,7 +267,8 @@ const KernelTable& ReferenceKernels() {
   static const KernelTable table = {
       "reference",       ref::QuantizeRowsS8, ref::GemmS8Blocked, ref::GemmS8BlockedAcc,
       ref::LayerNorm,    ref::SoftmaxMasked,  ref::DotRef,        ref::Axpy,
-      ref::Activation,   ref::MaxSumExp,      ref::ScanGt,        ref::Argmax,
+      ref::Activation,   ref::AttnScores,     ref::AttnContext,   ref::MaxSumExp,
+      ref::ScanGt,       ref::Argmax,
   };
   return table;
 }

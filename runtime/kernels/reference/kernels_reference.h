@@ -20,6 +20,9 @@ void LayerNorm(const float* x, int m, int d, const float* gamma, const float* be
 void SoftmaxMasked(float* x, int n, const float* mask);
 void Axpy(float alpha, const float* x, float* y, int n);
 void Activation(float* x, int n, Act act);
+void AttnScores(const float* q, const float* k, int ld, const int32_t* idx, int m, int n, float scale,
+                float* out);
+void AttnContext(const float* p, const float* v, int ld, const int32_t* idx, int m, int n, float* ctx);
 float MaxSumExp(const float* x, int n, float* max_out);
 int ScanGt(const float* x, int from, int n, float sub, float add, float thr, float* s_out);
 int Argmax(const float* x, int n);

@@ -119,7 +119,7 @@ class TranslatorImpl {
   void Embed(const WeightView& table, int32_t id, int pos, const float* positions, float* out) const;
   void Encode(int nb, int smax);
   void DecoderStep(int t, int n_active, bool want_align, int align_layer);
-  float RowLogSumExp(float* row) const;
+  float RowLogSumExp(const float* row) const;
   Status EncodeSources(const std::string_view* texts, const int32_t* const* ids, const int* lens,
                        size_t n, int* smax);
   void Greedy(int nb, int max_len_b[], const TranslateOptions& opt);
@@ -651,14 +651,12 @@ void TranslatorImpl::DecoderStep(int t, int n_active, bool want_align, int align
 // ---------------------------------------------------------------------------------------------
 // Search
 
-// HF Marian's logits processing, split so that a row is never rewritten: pad is -inf before
-// the log-softmax (MarianMTModel.adjust_logits_during_generation); returns
-// lse = max + log(sum exp(x - max)) (torch's log_softmax: log-prob = x - lse). The other bad
-// words (NoBadWordsLogitsProcessor) are set to -inf by the caller after this, and the forced
-// final </s> (ForcedEOSTokenLogitsProcessor: every token -inf, </s> log-prob 0) is handled
-// by the searches.
-float TranslatorImpl::RowLogSumExp(float* row) const {
-  row[cfg_->pad_id] = kNegInf;
+// lse = max + log(sum exp(x - max)) over a logits row (torch's log_softmax: log-prob = x - lse).
+// HF Marian's logits processing around it, applied in place by the searches: pad is -inf
+// before the log-softmax (MarianMTModel.adjust_logits_during_generation), the other bad words
+// after it (NoBadWordsLogitsProcessor), and the forced final </s>
+// (ForcedEOSTokenLogitsProcessor: every token -inf, </s> log-prob 0) is chosen directly.
+float TranslatorImpl::RowLogSumExp(const float* row) const {
   float mx;
   const float sum = K_->max_sum_exp(row, V_, &mx);
   return mx + std::log(sum);
@@ -731,8 +729,8 @@ void TranslatorImpl::Greedy(int nb, int max_len_b[], const TranslateOptions& opt
       const bool force = t + 1 >= max_len_b[b];
       // HF greedy_search: argmax over the processed logits (not the log-probs); the score is
       // the log-prob of the chosen token (0 for the forced </s>).
-      const float lse = opt.return_scores && !force ? RowLogSumExp(row) : 0.0f;
       row[cfg_->pad_id] = kNegInf;
+      const float lse = opt.return_scores && !force ? RowLogSumExp(row) : 0.0f;
       for (int id : cfg_->bad_word_ids) row[id] = kNegInf;
       const int best = force ? cfg_->eos_id : K_->argmax(row, V_);
       const float lp = force ? 0.0f : row[best] - lse;
@@ -847,6 +845,7 @@ void TranslatorImpl::Beam(int nb, int max_len_b[], const TranslateOptions& opt) 
       for (int w = 0; w < beam; ++w) {
         if (!first && w > 0) row += V;
         if (!force && (w == 0 || !first)) {
+          row[cfg_->pad_id] = kNegInf;
           lse = RowLogSumExp(row);
           for (int id : cfg_->bad_word_ids) row[id] = kNegInf;
         }

@@ -256,21 +256,9 @@ int ScanGt(const float* x, int from, int n, float sub, float add, float thr, flo
   const __m256 vsub = _mm256_set1_ps(sub), vadd = _mm256_set1_ps(add), vthr = _mm256_set1_ps(thr);
   for (; j + 8 <= n; j += 8) {
     const __m256 s = _mm256_add_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), vsub), vadd);
-    const int bits = _mm256_movemask_ps(_mm256_cmp_ps(s, vthr, _CMP_GT_OQ));
-    if (bits) {
-      j += __builtin_ctz(unsigned(bits));
-      *s_out = (x[j] - sub) + add;  // the lane's value: same two IEEE operations
-      return j;
-    }
+    if (_mm256_movemask_ps(_mm256_cmp_ps(s, vthr, _CMP_GT_OQ))) break;  // a hit in these 8
   }
-  for (; j < n; ++j) {
-    const float s = (x[j] - sub) + add;
-    if (s > thr) {
-      *s_out = s;
-      return j;
-    }
-  }
-  return n;
+  return ref::ScanGt(x, j, n, sub, add, thr, s_out);  // the hit's block, or the tail
 }
 
 int Argmax(const float* x, int n) {

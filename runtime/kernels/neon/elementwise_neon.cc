@@ -299,14 +299,7 @@ int ScanGt(const float* x, int from, int n, float sub, float add, float thr, flo
     const float32x4_t s1 = vaddq_f32(vsubq_f32(vld1q_f32(x + j + 4), vsub), vadd);
     if (vmaxvq_u32(vorrq_u32(vcgtq_f32(s0, vthr), vcgtq_f32(s1, vthr))) != 0) break;  // a hit in these 8
   }
-  for (; j < n; ++j) {
-    const float s = (x[j] - sub) + add;
-    if (s > thr) {
-      *s_out = s;
-      return j;
-    }
-  }
-  return n;
+  return ref::ScanGt(x, j, n, sub, add, thr, s_out);  // the hit's block, or the tail
 }
 
 int Argmax(const float* x, int n) {

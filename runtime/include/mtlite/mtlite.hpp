@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,6 +27,11 @@ enum class StatusCode : int {
 
 const char* StatusCodeName(StatusCode code);
 
+class Status;
+namespace detail {
+[[noreturn]] void DieOnErrorAccess(const Status& status);
+}  // namespace detail
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
@@ -41,22 +47,33 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+// A value or an error (ExecuTorch's Result is the model). Accessing the value of an error is a
+// programming error: value(), * and -> check ok() and, if it is false, print the status to stderr
+// and abort instead of handing out an empty value. Check ok() first (or use value_or).
 template <class T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}           // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {}   // NOLINT
+  Result(Status status) : status_(std::move(status)) {    // NOLINT
+    if (status_.ok()) status_ = Status(StatusCode::kInternal, "Result constructed from an OK status without a value");
+  }
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  T& value() & { return value_; }
-  T&& value() && { return std::move(value_); }
-  const T& value() const& { return value_; }
-  T* operator->() { return &value_; }
-  T& operator*() { return value_; }
+  T& value() & { Check(); return *value_; }
+  T&& value() && { Check(); return std::move(*value_); }
+  const T& value() const& { Check(); return *value_; }
+  T value_or(T fallback) const& { return ok() ? *value_ : std::move(fallback); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
 
  private:
+  void Check() const {
+    if (!ok()) detail::DieOnErrorAccess(status_);
+  }
   Status status_;
-  T value_{};
+  std::optional<T> value_;
 };
 
 enum class WeightType { kF32, kF16, kInt8 };
@@ -89,7 +106,10 @@ struct LoadOptions {
 };
 
 class Tokenizer;  // runtime SentencePiece (see runtime/src/tokenizer.h)
-namespace detail { struct ModelData; }
+namespace detail {
+struct ModelData;
+struct TestingAccess;
+}  // namespace detail
 
 // Immutable after loading; safe to share across threads and translators.
 class Model {
@@ -167,6 +187,23 @@ struct TranslationResult {
   std::vector<Hypothesis> hypotheses;
 };
 
+// One buffer of a Translator's arena plan (see Translator::PlanArena).
+struct ArenaBufferInfo {
+  std::string name;
+  size_t offset = 0, bytes = 0;
+  std::string first_phase, last_phase;  // live range over the phases of a translate call
+  bool persistent = false;              // lives across calls (results, position tables)
+};
+
+// The arena of a Translator for given limits: named buffers with their live ranges; buffers whose
+// ranges do not intersect share memory (the encoder's activations and the decoder's KV cache).
+struct ArenaPlanInfo {
+  size_t total_bytes = 0;     // the arena
+  size_t unshared_bytes = 0;  // the sum of all buffers, as if none shared memory
+  std::vector<std::string> phases;      // phases of a translate call, in order
+  std::vector<ArenaBufferInfo> buffers; // declaration order
+};
+
 class TranslatorImpl;
 
 // One per thread. Owns a single arena sized from TranslatorLimits; translate()
@@ -177,6 +214,8 @@ class Translator {
                                                     const TranslatorLimits& limits = {});
   // Arena bytes a Translator would need for these limits (no allocation of the arena).
   static Result<size_t> ArenaBytes(const Model& model, const TranslatorLimits& limits);
+  // The per-buffer plan behind ArenaBytes (allocates the description; not for a device's hot path).
+  static Result<ArenaPlanInfo> PlanArena(const Model& model, const TranslatorLimits& limits);
   ~Translator();
 
   size_t arena_bytes() const;
@@ -202,6 +241,7 @@ class Translator {
                       int target_len, float* logits_out);
 
  private:
+  friend struct detail::TestingAccess;
   explicit Translator(std::unique_ptr<TranslatorImpl> impl);
   std::unique_ptr<TranslatorImpl> impl_;
 };

@@ -1,0 +1,148 @@
+#include "linear.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#ifdef MTLITE_USE_XNNPACK
+#include <xnnpack.h>
+#endif
+
+namespace mtlite {
+namespace detail {
+
+using kernels::Act;
+using kernels::RoundUp;
+
+Act ToAct(ActivationKind a) {
+  switch (a) {
+    case ActivationKind::kSiLU: return Act::kSiLU;
+    case ActivationKind::kReLU: return Act::kReLU;
+    case ActivationKind::kGELU: return Act::kGELU;
+    case ActivationKind::kGELUTanh: return Act::kGELUTanh;
+  }
+  return Act::kNone;
+}
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while (!(mant & 0x400));
+      bits = sign | uint32_t(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | mant << 13;
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+Linear::~Linear() {
+#ifdef MTLITE_USE_XNNPACK
+  if (xnn_op_) xnn_delete_operator(static_cast<xnn_operator_t>(xnn_op_));
+#endif
+}
+
+Status Linear::Init(const WeightView& w, const VectorView& bias) {
+  w_ = &w;
+  bias_ = bias.data;
+#ifdef MTLITE_USE_XNNPACK
+  if (w.dtype == WeightType::kInt8) return Status::Ok();
+  std::vector<float> tmp;  // creation time only: XNNPACK packs its own copy
+  const float* kernel = static_cast<const float*>(w.data);
+  if (w.dtype == WeightType::kF16) {
+    tmp.resize(size_t(w.rows) * w.cols);
+    const uint16_t* h = static_cast<const uint16_t*>(w.data);
+    for (size_t i = 0; i < tmp.size(); ++i) tmp[i] = HalfToFloat(h[i]);
+    kernel = tmp.data();
+  }
+  xnn_operator_t op = nullptr;
+  const xnn_status st = xnn_create_fully_connected_nc_f32(size_t(w.cols), size_t(w.rows), size_t(w.cols),
+                                                          size_t(w.rows), kernel, bias.data, -INFINITY, INFINITY,
+                                                          0, &op);
+  if (st != xnn_status_success)
+    return Status(StatusCode::kResourceExhausted,
+                  "XNNPACK fully-connected creation failed (status " + std::to_string(int(st)) + ")");
+  xnn_op_ = op;
+#endif
+  return Status::Ok();
+}
+
+size_t Linear::weight_bytes() const {
+  if (!w_) return 0;
+  const size_t n = size_t(w_->rows), k = size_t(w_->cols);
+  switch (w_->dtype) {
+    case WeightType::kInt8: return kernels::BlockedN8K4Bytes(w_->rows, w_->cols) + n * sizeof(float);
+    case WeightType::kF16: return n * k * 2;
+    case WeightType::kF32: return n * k * 4;
+  }
+  return 0;
+}
+
+Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float* residual, Act act,
+                   const LinearScratch& s) const {
+  const WeightView& w = *w_;
+  const kernels::KernelTable& K = *ex.K;
+  const int n = w.rows, k = w.cols;
+  if (m <= 0) return Status::Ok();
+  if (ex.fault && ex.fault->Hit()) return Status(StatusCode::kInternal, "injected fault in a linear layer");
+  if (w.dtype == WeightType::kInt8) {
+    const int kp = RoundUp(k, 4);
+    K.quantize_rows_s8(x, m, k, k, s.quantized, kp, s.quant_scales);
+    const int8_t* wq = static_cast<const int8_t*>(w.data);
+    // Output channels split over threads in blocks of 8 rows (BlockedN8K4 blocks).
+    const int blocks = (n + 7) / 8;
+    const int parts = ex.pool->parallel() ? std::min(ex.pool->threads() * 2, blocks) : 1;
+    ex.pool->ParallelFor(parts, [&](int p) {
+      const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
+      const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
+      if (n1 <= n0) return;
+      K.gemm_s8_blocked(m, n1 - n0, k, s.quantized, kp, s.quant_scales, wq + size_t(b0) * kp * 8, w.scales + n0,
+                        bias_ ? bias_ + n0 : nullptr, residual ? residual + n0 : nullptr, n, y + n0, n, act);
+    });
+    return Status::Ok();
+  }
+  float* dst = residual ? s.staging : y;
+#ifdef MTLITE_USE_XNNPACK
+  xnn_operator_t op = static_cast<xnn_operator_t>(xnn_op_);
+  xnn_status st = xnn_setup_fully_connected_nc_f32(op, size_t(m), x, dst, ex.pool->handle());
+  if (st == xnn_status_success) st = xnn_run_operator(op, ex.pool->handle());
+  if (st != xnn_status_success)
+    return Status(StatusCode::kInternal, "XNNPACK fully-connected " + std::to_string(m) + "x" + std::to_string(k) +
+                                             " -> " + std::to_string(n) + " failed (status " +
+                                             std::to_string(int(st)) + ")");
+#else
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float sum = 0;
+      if (w.dtype == WeightType::kF32) {
+        sum = K.dot_f32(x + size_t(i) * k, static_cast<const float*>(w.data) + size_t(j) * k, k);
+      } else {
+        const uint16_t* h = static_cast<const uint16_t*>(w.data) + size_t(j) * k;
+        for (int q = 0; q < k; ++q) sum += x[size_t(i) * k + q] * HalfToFloat(h[q]);
+      }
+      dst[size_t(i) * n + j] = bias_ ? sum + bias_[j] : sum;
+    }
+#endif
+  if (residual) {
+    for (size_t i = 0; i < size_t(m) * n; ++i) y[i] = dst[i] + residual[i];
+  }
+  if (act != Act::kNone) K.activation(y, m * n, act);
+  return Status::Ok();
+}
+
+}  // namespace detail
+}  // namespace mtlite

@@ -97,10 +97,13 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
       hy[n++] = {score, t_end, slot};
       s->worst[b] = std::min(s->worst[b], score);
     } else if (score > s->worst[b]) {
-      int wi = 0;  // replace the worst, then the new worst is the lowest remaining
+      // as HF: append, then delete the worst (the first of equal worst ones), so the list order
+      // (which orders equal final scores) is HF's; the new worst is the lowest remaining
+      int wi = 0;
       for (int i = 1; i < n; ++i)
         if (hy[i].score < hy[wi].score) wi = i;
-      hy[wi] = {score, t_end, slot};
+      for (int i = wi; i + 1 < n; ++i) hy[i] = hy[i + 1];
+      hy[n - 1] = {score, t_end, slot};
       s->worst[b] = hy[0].score;
       for (int i = 1; i < n; ++i) s->worst[b] = std::min(s->worst[b], hy[i].score);
     }

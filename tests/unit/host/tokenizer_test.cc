@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -658,32 +657,5 @@ TEST(SpmTokenizer, RandomInputNeverCrashes) {
 }
 
 // Information only (no timed assertion): encode speed with the converted model's tables.
-TEST(SpmTokenizer, EncodeSpeed) {
-  const auto model = LoadedModel();
-  ASSERT_NE(model, nullptr);
-  const SpmTokenizer tok(model->data().source_spm, model->data().source_vocab);
-  const std::vector<std::string> lines = ReadLines(kDataDir + "/dev/multi30k.val.en");
-  std::vector<unsigned char> ws(SpmTokenizer::WorkspaceBytes(kMaxInput));
-  std::vector<int32_t> ids(kMaxInput);
-  size_t bytes = 0, tokens = 0;
-  for (const std::string& l : lines) bytes += l.size();
-  // Best of several passes over the set (the machine may be shared).
-  double best_us = 0;
-  for (int pass = 0; pass < 7; ++pass) {
-    tokens = 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (const std::string& l : lines) {
-      int n = 0;
-      ASSERT_TRUE(tok.Encode(l, ws.data(), ws.size(), ids.data(), static_cast<int>(ids.size()), &n).ok());
-      tokens += n;
-    }
-    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    if (pass == 0 || us < best_us) best_us = us;
-  }
-  std::printf("[tokenizer] encode: %.2f us/sentence (avg %.0f bytes, %.1f tokens), %.2f us per 100 bytes\n",
-              best_us / lines.size(), double(bytes) / lines.size(), double(tokens) / lines.size(),
-              best_us / double(bytes) * 100.0);
-}
-
 }  // namespace
 }  // namespace mtlite

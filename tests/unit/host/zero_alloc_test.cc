@@ -81,10 +81,11 @@ TEST_P(TranslatorTest, ZeroHeapAllocationsDuringTranslate) {
     ASSERT_TRUE(tr.value()->TranslateViews(views.data(), views.size(), opt, &res).ok());  // warm-up
     g_allocs = 0;
     g_counting = true;
-    Status s = tr.value()->TranslateViews(views.data(), views.size(), opt, &res);
-    s = tr.value()->TranslateViews(views.data(), 1, opt, &res);
+    const Status batch = tr.value()->TranslateViews(views.data(), views.size(), opt, &res);
+    const Status one = tr.value()->TranslateViews(views.data(), 1, opt, &res);
     g_counting = false;
-    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_TRUE(batch.ok()) << batch.ToString();
+    ASSERT_TRUE(one.ok()) << one.ToString();
     EXPECT_EQ(g_allocs.load(), 0) << "heap allocations during translate (beam " << beam << ")";
     EXPECT_GT(res[0].hypotheses[0].num_ids, 0);
   }

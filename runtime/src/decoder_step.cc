@@ -43,7 +43,7 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
       std::memcpy(vc + row * d, dv_ + size_t(i) * d, sizeof(float) * d);
     }
     const int tasks = std::max(1, std::min(x.threads, n * H));
-    exec_.pool->ParallelFor(tasks, [&](int task) {
+    exec_.pool->ParallelFor(tasks, [&](int task, int) {
       float* scores = scores_ + size_t(task) * scores_stride;
       for (int ih = task; ih < n * H; ih += tasks) {
         const int i = ih / H, h = ih % H;
@@ -58,7 +58,7 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
     MTLITE_RETURN_IF_ERROR(dec(l, 4).Run(exec_, dx_, n, dq_, nullptr, Act::kNone, sc));
     const float* ckl = ck_ + size_t(l) * cross_stride;
     const float* cvl = cv_ + size_t(l) * cross_stride;
-    exec_.pool->ParallelFor(tasks, [&](int task) {
+    exec_.pool->ParallelFor(tasks, [&](int task, int) {
       float* scores = scores_ + size_t(task) * scores_stride;
       for (int ih = task; ih < n * H; ih += tasks) {
         const int i = ih / H, h = ih % H;

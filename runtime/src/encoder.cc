@@ -42,7 +42,7 @@ Status Transformer::Encode(const int32_t* src_ids, const int* src_len, int nb, i
     MTLITE_RETURN_IF_ERROR(enc(l, 2).Run(exec_, ex_, rows, ev_, nullptr, Act::kNone, sc));
     // per (sentence, head, query row); padded query rows produce zeros
     const int tasks = std::max(1, std::min(x.threads, nb * H));
-    exec_.pool->ParallelFor(tasks, [&](int task) {
+    exec_.pool->ParallelFor(tasks, [&](int task, int) {
       float* scores = scores_ + size_t(task) * scores_stride;
       for (int bh = task; bh < nb * H; bh += tasks) {
         const int b = bh / H, h = bh % H;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #ifdef MTLITE_USE_XNNPACK
+#include <pthreadpool.h>
 #include <xnnpack.h>
 #endif
 
@@ -106,7 +107,7 @@ Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float*
     // Output channels split over threads in blocks of 8 rows (BlockedN8K4 blocks).
     const int blocks = (n + 7) / 8;
     const int parts = ex.pool->parallel() ? std::min(ex.pool->threads() * 2, blocks) : 1;
-    ex.pool->ParallelFor(parts, [&](int p) {
+    ex.pool->ParallelFor(parts, [&](int p, int) {
       const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
       const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
       if (n1 <= n0) return;
@@ -118,8 +119,8 @@ Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float*
   float* dst = residual ? s.staging : y;
 #ifdef MTLITE_USE_XNNPACK
   xnn_operator_t op = static_cast<xnn_operator_t>(xnn_op_);
-  xnn_status st = xnn_setup_fully_connected_nc_f32(op, size_t(m), x, dst, ex.pool->handle());
-  if (st == xnn_status_success) st = xnn_run_operator(op, ex.pool->handle());
+  xnn_status st = xnn_setup_fully_connected_nc_f32(op, size_t(m), x, dst, static_cast<pthreadpool_t>(ex.xnn_pool));
+  if (st == xnn_status_success) st = xnn_run_operator(op, static_cast<pthreadpool_t>(ex.xnn_pool));
   if (st != xnn_status_success)
     return Status(StatusCode::kInternal, "XNNPACK fully-connected " + std::to_string(m) + "x" + std::to_string(k) +
                                              " -> " + std::to_string(n) + " failed (status " +

@@ -29,6 +29,7 @@ struct Exec {
   const kernels::KernelTable* K = nullptr;
   const ThreadPool* pool = nullptr;
   FaultInjector* fault = nullptr;
+  void* xnn_pool = nullptr;  // pthreadpool_t for XNNPACK operators (f32/f16 with threads), or null
 };
 
 // Arena scratch of a linear layer, sized for the most rows it runs with (arena_plan.cc).

@@ -1,90 +1,54 @@
-// Fork-join parallelism for the layers: ParallelFor(n, fn) runs fn(0..n-1) on the calling
-// thread and the pool's workers and returns when all are done. One pool per Translator.
+// Fork-join parallelism for the layers: ParallelFor(n, fn) runs fn(i, thread) for i in [0, n) on
+// the calling thread (thread 0) and the pool's workers (threads 1..), and returns when every task
+// is done. One pool per Translator.
 //
-// The workers come from pthreadpool (Debian's libpthreadpool). Its internal synchronisation is
-// not instrumented in sanitizer builds, so ThreadSanitizer would not see that a task starts
-// after the caller wrote its inputs and ends before the caller reads its outputs: the
-// annotations below state exactly those two happens-before edges.
+// Tasks are claimed one at a time from a shared counter, and the call waits for the *tasks*, not
+// for the workers: a worker the OS has descheduled (the other core busy) costs nothing, the caller
+// simply runs the tasks itself. Workers spin briefly for the next job (a decoder step issues
+// dozens of small ones back to back), then sleep on a condition variable.
+//
+// Synchronisation is std::atomic and std::mutex only, so ThreadSanitizer sees every edge.
+// MTLITE_NO_THREADS (the minimal build) compiles the workers out: everything runs inline.
 #pragma once
 
-#include <pthreadpool.h>
-
-#include <cstddef>
+#include <atomic>
+#include <cstdint>
 
 #include "mtlite/mtlite.hpp"
-
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define MTLITE_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define MTLITE_TSAN 1
-#endif
-
-#ifdef MTLITE_TSAN
-extern "C" void __tsan_acquire(void* addr);
-extern "C" void __tsan_release(void* addr);
-#endif
 
 namespace mtlite {
 namespace detail {
 
 class ThreadPool {
  public:
+  static constexpr int kMaxThreads = 256;
+
   ThreadPool() = default;
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
-  ~ThreadPool() {
-    if (pool_) pthreadpool_destroy(pool_);
-  }
+  ~ThreadPool();
 
   // threads <= 1: no workers, ParallelFor runs inline.
-  Status Init(int threads) {
-    threads_ = threads < 1 ? 1 : threads;
-    if (threads_ > 1) {
-      pool_ = pthreadpool_create(size_t(threads_));
-      if (!pool_) return Status(StatusCode::kResourceExhausted, "cannot create a thread pool");
-    }
-    return Status::Ok();
-  }
+  Status Init(int threads);
 
   int threads() const { return threads_; }
-  bool parallel() const { return pool_ != nullptr; }
-  pthreadpool_t handle() const { return pool_; }  // for XNNPACK operators
+  bool parallel() const { return threads_ > 1; }
 
   template <class F>
   void ParallelFor(int n, F&& fn) const {
-    if (!pool_ || n <= 1) {
-      for (int i = 0; i < n; ++i) fn(i);
+    if (threads_ <= 1 || n <= 1) {
+      for (int i = 0; i < n; ++i) fn(i, 0);
       return;
     }
-    struct Ctx {
-      F* f;
-    } ctx{&fn};
-#ifdef MTLITE_TSAN
-    __tsan_release(&ctx);
-#endif
-    pthreadpool_parallelize_1d(
-        pool_,
-        [](void* c, size_t i) {
-#ifdef MTLITE_TSAN
-          __tsan_acquire(c);
-#endif
-          (*static_cast<Ctx*>(c)->f)(int(i));
-#ifdef MTLITE_TSAN
-          __tsan_release(c);
-#endif
-        },
-        &ctx, size_t(n), 0);
-#ifdef MTLITE_TSAN
-    __tsan_acquire(&ctx);
-#endif
+    Run(n, [](void* f, int i, int thread) { (*static_cast<F*>(f))(i, thread); }, &fn);
   }
 
  private:
+  using TaskFn = void (*)(void* ctx, int task, int thread);
+  void Run(int n, TaskFn fn, void* ctx) const;
+  struct Shared;
   int threads_ = 1;
-  pthreadpool_t pool_ = nullptr;
+  Shared* shared_ = nullptr;  // workers and their job slot (thread_pool.cc)
 };
 
 }  // namespace detail

@@ -24,6 +24,7 @@
 #include "transformer.h"
 
 #ifdef MTLITE_USE_XNNPACK
+#include <pthreadpool.h>
 #include <xnnpack.h>
 #endif
 
@@ -40,6 +41,13 @@ std::string Sentence(size_t b) { return "sentence " + std::to_string(b) + ": "; 
 struct FreeDeleter {
   void operator()(uint8_t* p) const { std::free(p); }
 };
+
+#ifdef MTLITE_USE_XNNPACK
+struct XnnPoolDeleter {
+  void operator()(pthreadpool* p) const { pthreadpool_destroy(p); }
+};
+using XnnPool = std::unique_ptr<pthreadpool, XnnPoolDeleter>;
+#endif
 
 }  // namespace
 
@@ -69,6 +77,9 @@ class TranslatorImpl : public detail::StepModel {
   const ModelData* md_ = nullptr;
   const ModelConfig* cfg_ = nullptr;
   detail::ThreadPool pool_;
+#ifdef MTLITE_USE_XNNPACK
+  XnnPool xnn_pool_;  // XNNPACK's own workers (f32/f16 linear layers only)
+#endif
   detail::Exec exec_;
   std::optional<SpmTokenizer> src_tok_, tgt_tok_;
   std::unique_ptr<uint8_t, FreeDeleter> arena_;  // declared before net_: destroyed after it
@@ -104,6 +115,10 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
   if (cfg_->weight_type != WeightType::kInt8) {
     static const xnn_status init = xnn_initialize(nullptr);
     if (init != xnn_status_success) return Err(StatusCode::kInternal, "xnn_initialize failed");
+    if (lim.num_threads > 1) {
+      xnn_pool_.reset(pthreadpool_create(size_t(lim.num_threads)));
+      if (!xnn_pool_) return Err(StatusCode::kResourceExhausted, "cannot create XNNPACK's thread pool");
+    }
   }
 #endif
   // Not zero-filled: every buffer is written before it is read, and pages the declared limits
@@ -114,7 +129,10 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
                "cannot allocate the arena of " + std::to_string(plan.total_bytes()) + " bytes");
   uint8_t* a = arena_.get();
   if (Status s = pool_.Init(lim.num_threads); !s.ok()) return s;
-  exec_ = {&kernels::BestKernels(), &pool_, &fault};
+  exec_ = {&kernels::BestKernels(), &pool_, &fault, nullptr};
+#ifdef MTLITE_USE_XNNPACK
+  exec_.xnn_pool = xnn_pool_.get();
+#endif
   src_tok_.emplace(md_->source_spm, md_->source_vocab);
   tgt_tok_.emplace(md_->target_spm, md_->target_vocab);
   if (!src_tok_->status().ok()) return src_tok_->status();

@@ -5,6 +5,7 @@
 
 #include "kernels.h"
 #include "search.h"
+#include "profiler.h"
 #include "tokenizer.h"
 #include "transformer.h"
 
@@ -45,6 +46,7 @@ Status CheckLimits(const ModelConfig& c, const TranslatorLimits& l) {
   if (l.max_input_bytes < 1 || l.max_input_bytes > (1 << 24))
     return Bad("max_input_bytes", l.max_input_bytes, 1, 1 << 24);
   if (l.num_threads < 1 || l.num_threads > 256) return Bad("num_threads", l.num_threads, 1, 256);
+  if (l.profile_events < 0 || l.profile_events > (1 << 26)) return Bad("profile_events", l.profile_events, 0, 1 << 26);
   // KV cache rows (batch x beam slots x target positions) are indexed with int32.
   const long long cache_rows = (long long)l.max_batch * l.max_beam * l.max_target_tokens;
   if (cache_rows > 0x7fffffffLL)
@@ -102,6 +104,12 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   keep(kBufPosEncoder, "positions.encoder", c.positions_stored ? 0 : S * d * f);
   keep(kBufPosDecoder, "positions.decoder", c.positions_stored ? 0 : T * d * f);
   keep(kBufLayerOps, "layers.ops", size_t(Transformer::NumOps(c)) * sizeof(Linear));
+  if (lim.profiling)
+    x.profile_events = lim.profile_events > 0 ? size_t(lim.profile_events)
+                                              : ProfileEventsFor(x.Le, x.Ld, x.T, x.threads);
+  keep(kBufProfileEntries, "profile.entries",
+       lim.profiling ? size_t(Op::kNumOps) * size_t(std::max(x.Le, x.Ld) + 1) * sizeof(ProfileEntry) : 0);
+  keep(kBufProfileEvents, "profile.events", x.profile_events * sizeof(ProfileEvent));
   keep(kBufOutIds, "result.ids", B * NB * T * i32);
   keep(kBufOutText, "result.text", B * NB * size_t(x.text_cap));
   keep(kBufOutAlign, "result.alignments", al ? B * NB * T * S * f : 0);

@@ -27,7 +27,7 @@ const char* PhaseName(int phase);
 enum BufferId : int {
   // persistent
   kBufPosEncoder, kBufPosDecoder,
-  kBufLayerOps, kBufOutIds, kBufOutText, kBufOutAlign, kBufHypViews, kBufSentViews,
+  kBufLayerOps, kBufProfileEntries, kBufProfileEvents, kBufOutIds, kBufOutText, kBufOutAlign, kBufHypViews, kBufSentViews,
   // source side
   kBufSrcIds, kBufSrcLen, kBufTokWorkspace, kBufSrcMask,
   // encoder
@@ -67,6 +67,7 @@ struct Dims {
   int Le = 0, Ld = 0;  // layers
   int threads = 1;
   int text_cap = 0;    // output text bytes per hypothesis
+  size_t profile_events = 0;  // trace capacity (0: profiling not reserved)
   size_t tok_ws_bytes = 0;
 };
 

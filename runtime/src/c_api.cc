@@ -38,15 +38,16 @@ const char* mtlite_last_error(void) { return g_last_error.c_str(); }
 void mtlite_limits_default(mtlite_limits* l) {
   if (!l) return;
   mtlite::TranslatorLimits d;
-  *l = {d.max_batch, d.max_source_tokens, d.max_target_tokens, d.max_beam, d.max_n_best, d.max_input_bytes,
-        d.alignments ? 1 : 0, d.num_threads};
+  *l = {d.max_batch,       d.max_source_tokens, d.max_target_tokens, d.max_beam,
+        d.max_n_best,      d.max_input_bytes,   d.alignments ? 1 : 0, d.num_threads,
+        d.profiling ? 1 : 0, d.profile_events};
 }
 
 void mtlite_options_default(mtlite_options* o) {
   if (!o) return;
   mtlite::TranslateOptions d;
   *o = {d.beam_size, d.max_length, d.max_length_ratio, d.max_length_offset, d.length_penalty,
-        d.n_best, d.return_scores ? 1 : 0, d.return_alignments ? 1 : 0, d.alignment_layer};
+        d.n_best, d.return_scores ? 1 : 0, d.return_alignments ? 1 : 0, d.alignment_layer, d.profile ? 1 : 0};
 }
 
 mtlite_status mtlite_model_load(const char* path, int verify, mtlite_model** out) {
@@ -86,6 +87,8 @@ mtlite_status mtlite_translator_create(const mtlite_model* m, const mtlite_limit
     lim.max_input_bytes = l->max_input_bytes;
     lim.alignments = l->alignments != 0;
     lim.num_threads = l->num_threads;
+    lim.profiling = l->profiling != 0;
+    lim.profile_events = l->profile_events;
   }
   auto r = mtlite::Translator::Create(m->model, lim);
   if (!r.ok()) return Fail(r.status());
@@ -115,6 +118,7 @@ mtlite_status mtlite_translate(mtlite_translator* t, const char* const* texts, c
     opt.return_scores = o->return_scores != 0;
     opt.return_alignments = o->return_alignments != 0;
     opt.alignment_layer = o->alignment_layer;
+    opt.profile = o->profile != 0;
   }
   const mtlite::SentenceResultView* res = nullptr;
   for (size_t i = 0; i < n; ++i) {
@@ -138,6 +142,36 @@ mtlite_status mtlite_result_get(const mtlite_translator* t, size_t sentence, int
     return Fail(MTLITE_OUT_OF_RANGE, "no such result");
   const mtlite::HypothesisView& h = t->results[sentence].hypotheses[k];
   *out = {h.ids, h.num_ids, h.text.data(), h.text.size(), h.score, h.alignment, h.source_tokens};
+  return MTLITE_OK;
+}
+
+static const mtlite::ProfileView* ProfileOf(const mtlite_translator* t) {
+  return t ? t->translator->last_profile() : nullptr;
+}
+
+mtlite_status mtlite_profile_summary_get(const mtlite_translator* t, mtlite_profile_summary* out) {
+  const mtlite::ProfileView* v = ProfileOf(t);
+  if (!out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+  if (!v) return Fail(MTLITE_OUT_OF_RANGE, "the last call was not profiled");
+  *out = {v->wall_ns, v->threads, v->sentences, v->steps, v->num_entries, v->num_events, v->dropped_events};
+  return MTLITE_OK;
+}
+
+mtlite_status mtlite_profile_entry_get(const mtlite_translator* t, size_t i, mtlite_profile_entry* out) {
+  const mtlite::ProfileView* v = ProfileOf(t);
+  if (!out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+  if (!v || i >= v->num_entries) return Fail(MTLITE_OUT_OF_RANGE, "no such profile entry");
+  const mtlite::ProfileEntry& e = v->entries[i];
+  *out = {e.op, e.component, e.parent, e.layer, e.calls, e.total_ns, e.bytes, e.macs};
+  return MTLITE_OK;
+}
+
+mtlite_status mtlite_profile_event_get(const mtlite_translator* t, size_t i, mtlite_profile_event* out) {
+  const mtlite::ProfileView* v = ProfileOf(t);
+  if (!out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+  if (!v || i >= v->num_events) return Fail(MTLITE_OUT_OF_RANGE, "no such profile event");
+  const mtlite::ProfileEvent& e = v->events[i];
+  *out = {e.op, e.layer, e.lane, e.depth, e.step, e.start_ns, e.end_ns, e.bytes, e.macs, e.m, e.n, e.k};
   return MTLITE_OK;
 }
 

@@ -107,12 +107,14 @@ Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float*
     // Output channels split over threads in blocks of 8 rows (BlockedN8K4 blocks).
     const int blocks = (n + 7) / 8;
     const int parts = ex.pool->parallel() ? std::min(ex.pool->threads() * 2, blocks) : 1;
-    ex.pool->ParallelFor(parts, [&](int p, int) {
+    ex.pool->ParallelFor(parts, [&](int p, int thread) {
       const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
       const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
       if (n1 <= n0) return;
+      const uint64_t t0 = ex.prof && thread > 0 ? Profiler::Now() : 0;
       K.gemm_s8_blocked(m, n1 - n0, k, s.quantized, kp, s.quant_scales, wq + size_t(b0) * kp * 8, w.scales + n0,
                         bias_ ? bias_ + n0 : nullptr, residual ? residual + n0 : nullptr, n, y + n0, n, act);
+      if (t0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, Profiler::Now(), m, n1 - n0, k);
     });
     return Status::Ok();
   }

@@ -12,6 +12,7 @@
 #include "kernels.h"
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
+#include "profiler.h"
 #include "thread_pool.h"
 
 namespace mtlite {
@@ -30,6 +31,7 @@ struct Exec {
   const ThreadPool* pool = nullptr;
   FaultInjector* fault = nullptr;
   void* xnn_pool = nullptr;  // pthreadpool_t for XNNPACK operators (f32/f16 with threads), or null
+  Profiler* prof = nullptr;  // non-null while a profiled call runs
 };
 
 // Arena scratch of a linear layer, sized for the most rows it runs with (arena_plan.cc).

@@ -18,9 +18,21 @@ float RowLogSumExp(const kernels::KernelTable& K, const float* row, int n) {
   return mx + std::log(sum);
 }
 
+// Time of the search's sub-parts (aggregates only: they interleave row by row).
+struct SubTimer {
+  Profiler* prof;
+  Op op;
+  uint64_t t0;
+  SubTimer(Profiler* p, Op o) : prof(p), op(o), t0(p ? Profiler::Now() : 0) {}
+  ~SubTimer() {
+    if (prof) prof->Add(op, Profiler::Now() - t0, 1);
+  }
+};
+
 // Greedy search (HF greedy_search): argmax over the processed logits, stop at </s>.
 Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* skip, const kernels::KernelTable& K,
-              BeamHistory* h, SearchBuffers* s, StepModel* model, SearchObserver* obs) {
+              BeamHistory* h, SearchBuffers* s, StepModel* model, SearchObserver* obs,
+              Profiler* prof) {
   const int W = h->slots_per_sentence(), V = sp.vocab;
   for (int b = 0; b < nb; ++b) {
     const int slot = b * W;
@@ -41,15 +53,24 @@ Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* s
     if (n_active == 0) break;
     float* logits = nullptr;
     if (Status st = model->Step(t, n_active, s->active, s->row_tokens, &logits); !st.ok()) return st;
+    Span span(prof, Op::kSearch);
     for (int i = 0; i < n_active; ++i) {
       const int slot = s->active[i], b = slot / W;
       float* row = logits + size_t(i) * V;
       const bool force = t + 1 >= max_len[b];
       // The score is the log-prob of the chosen token (0 for the forced </s>).
       row[sp.pad_id] = kNegInf;
-      const float lse = sp.greedy_scores && !force ? RowLogSumExp(K, row, V) : 0.0f;
+      float lse = 0.0f;
+      if (sp.greedy_scores && !force) {
+        SubTimer timer(prof, Op::kSearchLogSoftmax);
+        lse = RowLogSumExp(K, row, V);
+      }
       for (int j = 0; j < sp.num_bad; ++j) row[sp.bad_ids[j]] = kNegInf;
-      const int best = force ? sp.eos_id : K.argmax(row, V);
+      int best = sp.eos_id;
+      if (!force) {
+        SubTimer timer(prof, Op::kSearchScan);
+        best = K.argmax(row, V);
+      }
       const float lp = force ? 0.0f : row[best] - lse;
       if (sp.greedy_scores) s->beam_score[slot] += lp;
       if (best == sp.eos_id || force) {
@@ -75,7 +96,8 @@ Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* s
 // `beam` hypotheses and none of the running beams can beat the worst (early_stopping = false);
 // beams still running at max length are finalised.
 Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* skip, const kernels::KernelTable& K,
-            BeamHistory* h, SearchBuffers* s, StepModel* model, SearchObserver* obs) {
+            BeamHistory* h, SearchBuffers* s, StepModel* model, SearchObserver* obs,
+              Profiler* prof) {
   const int W = h->slots_per_sentence(), beam = sp.beam, V = sp.vocab;
   for (int b = 0; b < nb; ++b) {
     s->num_hyps[b] = 0;
@@ -129,6 +151,7 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
     if (n_active == 0) break;
     float* logits = nullptr;
     if (Status st = model->Step(t, n_active, s->active, s->row_tokens, &logits); !st.ok()) return st;
+    Span span(prof, Op::kSearch);
     for (int i0 = 0; i0 < n_active; i0 += rows_per) {
       const int b = s->active[i0] / W;
       const bool force = t + 1 >= max_len[b];
@@ -156,6 +179,7 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
         if (!first && w > 0) row += V;
         if (!force && (w == 0 || !first)) {
           row[sp.pad_id] = kNegInf;
+          SubTimer timer(prof, Op::kSearchLogSoftmax);
           lse = RowLogSumExp(K, row, V);
           for (int j = 0; j < sp.num_bad; ++j) row[sp.bad_ids[j]] = kNegInf;
         }
@@ -170,6 +194,7 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
         // candidate score = log-prob + beam score = (x - lse) + base. Until 2*beam candidates
         // are held every token enters; then only tokens above the current cut-off, which the
         // SIMD scan finds.
+        SubTimer timer(prof, Op::kSearchScan);
         int j = 0;
         for (; j < V && nc < K2; ++j) insert((row[j] - lse) + base, j, w);
         while (j < V) {
@@ -228,7 +253,7 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
 
 Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8_t* skip,
                  const kernels::KernelTable& K, BeamHistory* history, SearchBuffers* buf, StepModel* model,
-                 SearchObserver* observer) {
+                 SearchObserver* observer, Profiler* prof) {
   if (nb < 0 || nb * history->slots_per_sentence() > history->slots())
     return Status(StatusCode::kInternal, "search: batch exceeds the history's slots");
   if (spec.beam < 1 || spec.beam > history->slots_per_sentence() || spec.beam > kMaxBeam)
@@ -238,8 +263,8 @@ Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8
   for (int b = 0; b < nb; ++b)
     if (!skip[b] && (max_len[b] < 1 || max_len[b] > history->max_steps()))
       return Status(StatusCode::kInternal, "search: max length outside [1, max_target_tokens]");
-  if (spec.beam == 1) return Greedy(spec, nb, max_len, skip, K, history, buf, model, observer);
-  return Beam(spec, nb, max_len, skip, K, history, buf, model, observer);
+  if (spec.beam == 1) return Greedy(spec, nb, max_len, skip, K, history, buf, model, observer, prof);
+  return Beam(spec, nb, max_len, skip, K, history, buf, model, observer, prof);
 }
 
 int MaxTargetLength(const TranslateOptions& opt, int src_len, int max_target_tokens) {

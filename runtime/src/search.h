@@ -14,6 +14,7 @@
 #include "beam_history.h"
 #include "kernels.h"
 #include "mtlite/mtlite.hpp"
+#include "profiler.h"
 
 namespace mtlite {
 namespace detail {
@@ -76,7 +77,7 @@ struct SearchBuffers {
 // token/parent history in `history`.
 Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8_t* skip,
                  const kernels::KernelTable& K, BeamHistory* history, SearchBuffers* buf, StepModel* model,
-                 SearchObserver* observer = nullptr);
+                 SearchObserver* observer = nullptr, Profiler* prof = nullptr);
 
 // Generated-token cap of a sentence with src_len source tokens (including </s>):
 // min(max_length, max_target_tokens, floor(max_length_ratio * src_len) + max_length_offset when the

@@ -88,6 +88,18 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
   return Status::Ok();
 }
 
+Status Transformer::Lin(Span& span, Linear& L, const float* x, int m, float* y, const float* residual,
+                        kernels::Act act, const LinearScratch& sc) {
+  span.Work(L.weight_bytes(), uint64_t(m) * uint64_t(L.out_features()) * uint64_t(L.in_features()), m,
+            L.out_features(), L.in_features());
+  return L.Run(exec_, x, m, y, residual, act, sc);
+}
+
+void Transformer::Norm(Op op, int layer, float* x, int m, const LayerNormView& ln) {
+  Span span(exec_.prof, op, layer);
+  exec_.K->layer_norm(x, m, dims_.d, ln.gamma.data, ln.beta.data, cfg_->layer_norm_eps, x);
+}
+
 // Scaled token embedding plus position. int8 tables are dequantized straight from their
 // BlockedN8K4 layout (row r, column c at block r/8: (c/4)*32 + (r%8)*4 + c%4).
 void Transformer::Embed(const WeightView& table, int32_t id, int pos, const float* positions, float* out) const {

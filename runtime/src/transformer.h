@@ -15,6 +15,7 @@
 #include "beam_history.h"
 #include "linear.h"
 #include "model_data.h"
+#include "profiler.h"
 
 namespace mtlite {
 namespace detail {
@@ -47,6 +48,7 @@ class Transformer {
                      int align_layer, float** logits);
 
   int smax() const { return smax_; }
+  void set_exec(const Exec& ex) { exec_ = ex; }  // e.g. a profiled call's profiler
   const Dims& dims() const { return dims_; }
 
  private:
@@ -54,6 +56,10 @@ class Transformer {
   Linear& dec(int layer, int op) { return ops_[dims_.Le * kEncOps + layer * kDecOps + op]; }
   Linear& out_proj() { return ops_[num_ops_ - 1]; }
   void Embed(const WeightView& table, int32_t id, int pos, const float* positions, float* out) const;
+  // One linear layer inside `span` (adds its weight bytes, MACs and shape to the span).
+  Status Lin(Span& span, Linear& L, const float* x, int m, float* y, const float* residual, kernels::Act act,
+             const LinearScratch& sc);
+  void Norm(Op op, int layer, float* x, int m, const LayerNormView& ln);
 
   const ModelData* md_ = nullptr;
   const ModelConfig* cfg_ = nullptr;

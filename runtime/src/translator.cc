@@ -16,6 +16,7 @@
 #include "kernels.h"
 #include "linear.h"
 #include "model_data.h"
+#include "profiler.h"
 #include "mtlite/mtlite.hpp"
 #include "search.h"
 #include "testing_hooks.h"
@@ -56,9 +57,12 @@ class TranslatorImpl : public detail::StepModel {
   Status Init(std::shared_ptr<const Model> model, const TranslatorLimits& limits);
   Status Run(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
              const TranslateOptions& opt, const SentenceResultView** out);
+  Status RunImpl(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
+                 const TranslateOptions& opt, const SentenceResultView** out);
   Status Forced(const int32_t* src, int src_len, const int32_t* tgt, int tgt_len, float* logits_out);
   // StepModel: one decoder step for the search.
   Status Step(int t, int n, const int32_t* slots, const int32_t* tokens, float** logits) override {
+    steps_ = t + 1;
     return net_.DecoderStep(t, n, slots, tokens, &history_, align_layer_, logits);
   }
 
@@ -67,6 +71,7 @@ class TranslatorImpl : public detail::StepModel {
   detail::FaultInjector fault;
 
   uint8_t* arena() const { return arena_.get(); }
+  const ProfileView* last_profile() const { return profiled_ ? &prof_.view() : nullptr; }
 
  private:
   Status EncodeSources(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
@@ -87,6 +92,8 @@ class TranslatorImpl : public detail::StepModel {
   detail::BeamHistory history_;
   detail::SearchBuffers search_;
   detail::Dims x_;
+  detail::Profiler prof_;
+  bool profiled_ = false;       // the last call was profiled and succeeded
 
   int32_t* src_ids_ = nullptr;  // [B][S]
   int* src_len_ = nullptr;      // [B]
@@ -98,6 +105,7 @@ class TranslatorImpl : public detail::StepModel {
   SentenceResultView* sent_views_ = nullptr;
   uint8_t skip_[4096] = {};     // per sentence of the current call: nothing to translate
   int max_len_[4096] = {};      // per sentence: generated-token cap
+  int steps_ = 0;               // decoder steps of the current call
   int align_layer_ = -1;        // decoder layer whose cross-attention is recorded (-1: none)
   bool texts_mode_ = false;     // inputs were text (decode outputs to text)
 };
@@ -155,6 +163,8 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
   out_align_ = plan.Get<float>(a, kBufOutAlign);
   hyp_views_ = plan.Get<HypothesisView>(a, kBufHypViews);
   sent_views_ = plan.Get<SentenceResultView>(a, kBufSentViews);
+  prof_.Bind(plan.Get<ProfileEntry>(a, kBufProfileEntries), std::max(x_.Le, x_.Ld),
+             plan.Get<ProfileEvent>(a, kBufProfileEvents), x_.profile_events);
   return Status::Ok();
 }
 
@@ -201,6 +211,27 @@ Status TranslatorImpl::EncodeSources(const std::string_view* texts, const int32_
 
 Status TranslatorImpl::Run(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
                            const TranslateOptions& opt, const SentenceResultView** out) {
+  profiled_ = false;
+  if (!opt.profile) return RunImpl(texts, ids, lens, n, opt, out);
+  if (!lim.profiling)
+    return Err(StatusCode::kInvalidArgument, "profile requested but TranslatorLimits.profiling is false");
+  prof_.Begin(x_.threads);
+  exec_.prof = &prof_;
+  net_.set_exec(exec_);
+  Status s;
+  {
+    detail::Span root(&prof_, detail::Op::kTranslate);
+    s = RunImpl(texts, ids, lens, n, opt, out);
+  }
+  exec_.prof = nullptr;
+  net_.set_exec(exec_);
+  prof_.End(int(n), steps_);
+  profiled_ = s.ok();
+  return s;
+}
+
+Status TranslatorImpl::RunImpl(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
+                               const TranslateOptions& opt, const SentenceResultView** out) {
   if (!out) return Err(StatusCode::kInvalidArgument, "null result pointer");
   *out = nullptr;
   if (n > 0 && !texts && (!ids || !lens))
@@ -227,7 +258,11 @@ Status TranslatorImpl::Run(const std::string_view* texts, const int32_t* const* 
   texts_mode_ = texts != nullptr;
 
   int smax = 0;
-  if (Status s = EncodeSources(texts, ids, lens, n, &smax); !s.ok()) return s;
+  steps_ = 0;
+  {
+    detail::Span tokenize(exec_.prof, detail::Op::kTokenize);
+    if (Status s = EncodeSources(texts, ids, lens, n, &smax); !s.ok()) return s;
+  }
   bool any = false;
   for (size_t b = 0; b < n; ++b) {
     max_len_[b] = detail::MaxTargetLength(opt, src_len_[b], x_.T);
@@ -247,9 +282,15 @@ Status TranslatorImpl::Run(const std::string_view* texts, const int32_t* const* 
   spec.decoder_start_id = cfg_->decoder_start_id;
   spec.bad_ids = cfg_->bad_word_ids.data();
   spec.num_bad = int(cfg_->bad_word_ids.size());
-  if (Status s = detail::RunSearch(spec, int(n), max_len_, skip_, *exec_.K, &history_, &search_, this); !s.ok())
+  if (Status s = detail::RunSearch(spec, int(n), max_len_, skip_, *exec_.K, &history_, &search_, this, nullptr,
+                                   exec_.prof);
+      !s.ok())
     return s;
-  if (Status s = Finish(int(n), opt); !s.ok()) return s;
+  if (exec_.prof) exec_.prof->set_step(-1);
+  {
+    detail::Span finish(exec_.prof, detail::Op::kFinish);
+    if (Status s = Finish(int(n), opt); !s.ok()) return s;
+  }
   *out = sent_views_;
   return Status::Ok();
 }
@@ -344,6 +385,7 @@ Translator::Translator(std::unique_ptr<TranslatorImpl> impl) : impl_(std::move(i
 Translator::~Translator() = default;
 size_t Translator::arena_bytes() const { return impl_->plan.total_bytes(); }
 const TranslatorLimits& Translator::limits() const { return impl_->lim; }
+const ProfileView* Translator::last_profile() const { return impl_->last_profile(); }
 
 Status Translator::TranslateViews(const std::string_view* inputs, size_t n, const TranslateOptions& options,
                                   const SentenceResultView** out) {

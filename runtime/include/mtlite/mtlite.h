@@ -30,6 +30,8 @@ typedef struct {
   int max_batch, max_source_tokens, max_target_tokens, max_beam, max_n_best, max_input_bytes;
   int alignments; /* bool */
   int num_threads;
+  int profiling;      /* bool: reserve the profiler's records */
+  int profile_events; /* trace events kept per call (0: enough for a max-length call) */
 } mtlite_limits;
 
 typedef struct {
@@ -38,6 +40,7 @@ typedef struct {
   int max_length_offset;
   float length_penalty;
   int n_best, return_scores, return_alignments, alignment_layer;
+  int profile; /* bool: profile this call (needs mtlite_limits.profiling) */
 } mtlite_options;
 
 typedef struct {
@@ -71,6 +74,32 @@ mtlite_status mtlite_translate(mtlite_translator* translator, const char* const*
 int mtlite_result_count(const mtlite_translator* translator, size_t sentence);
 mtlite_status mtlite_result_get(const mtlite_translator* translator, size_t sentence, int k,
                                 mtlite_hypothesis* out);
+
+/* Profile of the translator's last call (options.profile), valid until its next call. Names are
+ * static strings (docs/profiling.md). MTLITE_OUT_OF_RANGE when the last call was not profiled. */
+typedef struct {
+  uint64_t wall_ns;
+  int threads, sentences, steps;
+  size_t num_entries, num_events, dropped_events;
+} mtlite_profile_summary;
+typedef struct {
+  const char* op;
+  const char* component;
+  const char* parent;
+  int layer; /* -1: not a per-layer op */
+  uint64_t calls, total_ns, bytes, macs;
+} mtlite_profile_entry;
+typedef struct {
+  const char* op;
+  int layer, lane, depth, step;
+  uint64_t start_ns, end_ns, bytes, macs;
+  int m, n, k;
+} mtlite_profile_event;
+
+mtlite_status mtlite_profile_summary_get(const mtlite_translator* translator, mtlite_profile_summary* out);
+/* Entries with calls == 0 are included (every op x layer); skip them. */
+mtlite_status mtlite_profile_entry_get(const mtlite_translator* translator, size_t i, mtlite_profile_entry* out);
+mtlite_status mtlite_profile_event_get(const mtlite_translator* translator, size_t i, mtlite_profile_event* out);
 
 #ifdef __cplusplus
 }

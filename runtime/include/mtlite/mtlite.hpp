@@ -144,6 +144,8 @@ struct TranslatorLimits {
   int max_input_bytes = 4096;    // UTF-8 bytes per input sentence
   bool alignments = false;       // reserve space for alignment matrices
   int num_threads = 1;
+  bool profiling = false;        // reserve the profiler's records (TranslateOptions::profile)
+  int profile_events = 0;        // trace events kept per call (0: enough for a max-length call)
 };
 
 struct TranslateOptions {
@@ -156,6 +158,41 @@ struct TranslateOptions {
   bool return_scores = false;
   bool return_alignments = false;
   int alignment_layer = -1;      // decoder layer whose cross-attention is averaged (-1 = last)
+  bool profile = false;          // record spans (needs TranslatorLimits::profiling); see last_profile()
+};
+
+// Profiling results of a translate call (TranslateOptions::profile). Views into the arena, valid
+// until the next call. Names are static strings; see docs/profiling.md.
+struct ProfileEntry {           // one op at one layer, aggregated over the call (calling thread)
+  const char* op = "";          // e.g. "decoder.cross_attn.attention"
+  const char* component = "";   // "tokenizer", "encoder", "cross_kv", "decoder.self_attn", ...
+  const char* parent = "";      // the op it nests in ("" for "translate")
+  int layer = -1;               // -1: not a per-layer op
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+  uint64_t bytes = 0;           // weight bytes read (linear layers) or K/V bytes read (attention)
+  uint64_t macs = 0;            // multiply-accumulates
+};
+struct ProfileEvent {           // one span of the trace
+  const char* op = "";
+  int layer = -1;
+  int lane = 0;                 // 0: the calling thread; 1..: thread-pool workers
+  int depth = 0;                // nesting depth in its lane
+  int step = -1;                // decoder step, or -1
+  uint64_t start_ns = 0, end_ns = 0;  // from the start of the call
+  uint64_t bytes = 0, macs = 0;
+  int m = 0, n = 0, k = 0;      // shape: rows x outputs x inputs (linear), or rows x keys x head dim
+};
+struct ProfileView {
+  const ProfileEntry* entries = nullptr;  // every (op, layer); skip those with calls == 0
+  size_t num_entries = 0;
+  const ProfileEvent* events = nullptr;   // in start order per lane
+  size_t num_events = 0;
+  size_t dropped_events = 0;    // the trace buffer was full (aggregates are still complete)
+  uint64_t wall_ns = 0;         // the whole call
+  int threads = 1;
+  int sentences = 0;
+  int steps = 0;                // decoder steps
 };
 
 // A view into the Translator's arena; valid until the next translate() call.
@@ -220,6 +257,8 @@ class Translator {
 
   size_t arena_bytes() const;
   const TranslatorLimits& limits() const;
+  // The profile of the last translate call, or null if it was not profiled (or failed).
+  const ProfileView* last_profile() const;
 
   // Zero-allocation entry point. `out` receives `n` views into the arena.
   Status TranslateViews(const std::string_view* inputs, size_t n, const TranslateOptions& options,

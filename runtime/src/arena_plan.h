@@ -44,6 +44,7 @@ enum BufferId : int {
   kBufHistTokens, kBufHistParents, kBufHistAlign,
   kBufActive, kBufRowTokens, kBufBeamScore, kBufCandScore, kBufCandTok, kBufCandPar,
   kBufHyps, kBufNumHyps, kBufWorst, kBufDone,
+  kBufStreamIds, kBufStreamText,
   kNumBuffers
 };
 

@@ -15,6 +15,8 @@ struct mtlite_translator {
   std::vector<std::string_view> views;  // sized max_batch at creation: translate never allocates
   const mtlite::SentenceResultView* results = nullptr;
   size_t num_results = 0;
+  mtlite_stream_fn stream = nullptr;  // the current call's C callback
+  void* stream_user = nullptr;
 };
 
 namespace {
@@ -47,7 +49,7 @@ void mtlite_options_default(mtlite_options* o) {
   if (!o) return;
   mtlite::TranslateOptions d;
   *o = {d.beam_size, d.max_length, d.max_length_ratio, d.max_length_offset, d.length_penalty,
-        d.n_best, d.return_scores ? 1 : 0, d.return_alignments ? 1 : 0, d.alignment_layer, d.profile ? 1 : 0};
+        d.n_best, d.return_scores ? 1 : 0, d.return_alignments ? 1 : 0, d.alignment_layer, d.profile ? 1 : 0, nullptr, nullptr};
 }
 
 mtlite_status mtlite_model_load(const char* path, int verify, mtlite_model** out) {
@@ -119,6 +121,15 @@ mtlite_status mtlite_translate(mtlite_translator* t, const char* const* texts, c
     opt.return_alignments = o->return_alignments != 0;
     opt.alignment_layer = o->alignment_layer;
     opt.profile = o->profile != 0;
+    if (o->stream) {
+      t->stream = o->stream;
+      t->stream_user = o->stream_user;
+      opt.stream = [](const mtlite::StreamEvent& e, void* user) {
+        const mtlite_translator* tr = static_cast<const mtlite_translator*>(user);
+        tr->stream(tr->stream_user, e.sentence, e.ids, e.num_ids, e.text.data(), e.text.size(), e.final ? 1 : 0);
+      };
+      opt.stream_user = t;
+    }
   }
   const mtlite::SentenceResultView* res = nullptr;
   for (size_t i = 0; i < n; ++i) {

@@ -52,6 +52,68 @@ using XnnPool = std::unique_ptr<pthreadpool, XnnPoolDeleter>;
 
 }  // namespace
 
+// Token streaming over the search's observer hook: reports a sentence's current hypothesis when it
+// differs from the last one reported (arena buffers; no allocation).
+class Streamer : public detail::SearchObserver {
+ public:
+  void Bind(const detail::BeamHistory* h, const SpmTokenizer* tok, int32_t* ids, char* text, int text_cap, int T) {
+    history_ = h;
+    tok_ = tok;
+    ids_ = ids;
+    text_ = text;
+    text_cap_ = text_cap;
+    T_ = T;
+  }
+  void Start(const TranslateOptions& opt, bool texts_mode, int nb) {
+    fn_ = opt.stream;
+    user_ = opt.stream_user;
+    texts_mode_ = texts_mode;
+    nb_ = nb;
+    for (int b = 0; b < nb; ++b) reported_[b] = -1;
+  }
+  bool active() const { return fn_ != nullptr; }
+  void OnToken(int sentence, int t, int32_t) override { Report(sentence, t, sentence * history_->slots_per_sentence()); }
+  void OnBest(int sentence, int t, int slot) override { Report(sentence, t, slot); }
+  void Final(int sentence, const HypothesisView& h) {
+    StreamEvent e;
+    e.sentence = size_t(sentence);
+    e.ids = h.ids;
+    e.num_ids = h.num_ids;
+    e.text = h.text;
+    e.final = true;
+    fn_(e, user_);
+  }
+
+ private:
+  // The hypothesis ending at step t in `slot`: its tokens of positions 1..t.
+  void Report(int b, int t, int slot) {
+    int32_t* scratch = ids_ + size_t(nb_) * T_;
+    int32_t* last = ids_ + size_t(b) * T_;
+    history_->Backtrack(t, slot, scratch, nullptr, 0);
+    if (reported_[b] == t && std::memcmp(scratch, last, sizeof(int32_t) * size_t(t)) == 0) return;
+    std::memcpy(last, scratch, sizeof(int32_t) * size_t(t));
+    reported_[b] = t;
+    size_t len = 0;
+    if (texts_mode_ && !tok_->Decode(last, t, text_, size_t(text_cap_), &len).ok()) len = 0;
+    StreamEvent e;
+    e.sentence = size_t(b);
+    e.ids = last;
+    e.num_ids = t;
+    e.text = std::string_view(text_, len);
+    fn_(e, user_);
+  }
+
+  const detail::BeamHistory* history_ = nullptr;
+  const SpmTokenizer* tok_ = nullptr;
+  int32_t* ids_ = nullptr;  // [B + 1][T]: last reported per sentence, then a scratch row
+  char* text_ = nullptr;
+  int text_cap_ = 0, T_ = 0, nb_ = 0;
+  bool texts_mode_ = false;
+  StreamCallback fn_ = nullptr;
+  void* user_ = nullptr;
+  int reported_[4096] = {};  // per sentence: length of the last reported hypothesis (-1: none)
+};
+
 class TranslatorImpl : public detail::StepModel {
  public:
   Status Init(std::shared_ptr<const Model> model, const TranslatorLimits& limits);
@@ -93,6 +155,7 @@ class TranslatorImpl : public detail::StepModel {
   detail::SearchBuffers search_;
   detail::Dims x_;
   detail::Profiler prof_;
+  Streamer streamer_;
   bool profiled_ = false;       // the last call was profiled and succeeded
 
   int32_t* src_ids_ = nullptr;  // [B][S]
@@ -163,6 +226,8 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
   out_align_ = plan.Get<float>(a, kBufOutAlign);
   hyp_views_ = plan.Get<HypothesisView>(a, kBufHypViews);
   sent_views_ = plan.Get<SentenceResultView>(a, kBufSentViews);
+  streamer_.Bind(&history_, &*tgt_tok_, plan.Get<int32_t>(a, kBufStreamIds), plan.Get<char>(a, kBufStreamText),
+                 x_.text_cap, x_.T);
   prof_.Bind(plan.Get<ProfileEntry>(a, kBufProfileEntries), std::max(x_.Le, x_.Ld),
              plan.Get<ProfileEvent>(a, kBufProfileEvents), x_.profile_events);
   return Status::Ok();
@@ -282,8 +347,9 @@ Status TranslatorImpl::RunImpl(const std::string_view* texts, const int32_t* con
   spec.decoder_start_id = cfg_->decoder_start_id;
   spec.bad_ids = cfg_->bad_word_ids.data();
   spec.num_bad = int(cfg_->bad_word_ids.size());
-  if (Status s = detail::RunSearch(spec, int(n), max_len_, skip_, *exec_.K, &history_, &search_, this, nullptr,
-                                   exec_.prof);
+  streamer_.Start(opt, texts_mode_, int(n));
+  if (Status s = detail::RunSearch(spec, int(n), max_len_, skip_, *exec_.K, &history_, &search_, this,
+                                   streamer_.active() ? &streamer_ : nullptr, exec_.prof);
       !s.ok())
     return s;
   if (exec_.prof) exec_.prof->set_step(-1);
@@ -291,6 +357,8 @@ Status TranslatorImpl::RunImpl(const std::string_view* texts, const int32_t* con
     detail::Span finish(exec_.prof, detail::Op::kFinish);
     if (Status s = Finish(int(n), opt); !s.ok()) return s;
   }
+  if (streamer_.active())
+    for (size_t b = 0; b < n; ++b) streamer_.Final(int(b), sent_views_[b].hypotheses[0]);
   *out = sent_views_;
   return Status::Ok();
 }

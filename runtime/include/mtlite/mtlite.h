@@ -34,6 +34,12 @@ typedef struct {
   int profile_events; /* trace events kept per call (0: enough for a max-length call) */
 } mtlite_limits;
 
+/* Token streaming (see mtlite::StreamEvent in mtlite.hpp): greedy reports every new token, beam
+ * every change of the best running hypothesis, and each sentence ends with final = 1 and its
+ * result. Called on the translating thread; the views live for the call only. */
+typedef void (*mtlite_stream_fn)(void* user, size_t sentence, const int32_t* ids, int num_ids, const char* text,
+                                 size_t text_len, int final);
+
 typedef struct {
   int beam_size, max_length;
   float max_length_ratio;
@@ -41,6 +47,8 @@ typedef struct {
   float length_penalty;
   int n_best, return_scores, return_alignments, alignment_layer;
   int profile; /* bool: profile this call (needs mtlite_limits.profiling) */
+  mtlite_stream_fn stream; /* NULL: no streaming */
+  void* stream_user;
 } mtlite_options;
 
 typedef struct {

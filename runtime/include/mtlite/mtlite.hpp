@@ -148,6 +148,22 @@ struct TranslatorLimits {
   int profile_events = 0;        // trace events kept per call (0: enough for a max-length call)
 };
 
+// Token streaming: called during a translate call, on the calling thread.
+//  greedy: after every generated token of a sentence, with the tokens so far (without </s>) and
+//          their detokenized text;
+//  beam:   whenever the sentence's best running hypothesis changes;
+//  both:   once more per sentence with final = true and the final best hypothesis (the same ids and
+//          text as the call's result).
+// The views are valid during the call only. The callback must not call into this Translator.
+struct StreamEvent {
+  size_t sentence = 0;
+  const int32_t* ids = nullptr;
+  int num_ids = 0;
+  std::string_view text;
+  bool final = false;
+};
+using StreamCallback = void (*)(const StreamEvent& event, void* user);
+
 struct TranslateOptions {
   int beam_size = 1;             // 1 = greedy
   int max_length = 256;          // absolute cap on generated tokens (incl. </s>)
@@ -159,6 +175,8 @@ struct TranslateOptions {
   bool return_alignments = false;
   int alignment_layer = -1;      // decoder layer whose cross-attention is averaged (-1 = last)
   bool profile = false;          // record spans (needs TranslatorLimits::profiling); see last_profile()
+  StreamCallback stream = nullptr;  // token streaming (see StreamEvent); no heap allocation
+  void* stream_user = nullptr;
 };
 
 // Profiling results of a translate call (TranslateOptions::profile). Views into the arena, valid

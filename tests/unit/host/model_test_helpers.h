@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "half.h"
+#include "marian_layout.h"
 #include "model_writer.h"
 
 namespace mtlite {
@@ -108,11 +108,7 @@ inline std::string SafetensorsBytes(const std::map<std::string, TestTensor>& ten
       if (t.dtype == "F32") {
         data.append(reinterpret_cast<const char*>(&v), 4);
       } else {
-        uint16_t h = t.dtype == "F16" ? converter::F32ToF16(v) : 0;
-        if (t.dtype == "BF16") {
-          const uint32_t b = converter::F32ToBits(v);
-          h = uint16_t((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
-        }
+        const uint16_t h = t.dtype == "F16" ? layout::F32ToF16(v) : layout::F32ToBf16(v);
         data.push_back(char(h & 0xFF));
         data.push_back(char(h >> 8));
       }
@@ -183,13 +179,19 @@ struct TinyHf {
   }
 };
 
+// HF MarianSinusoidalPositionalEmbedding._init_weight, transcribed as an independent oracle for
+// layout::MarianSinusoid: enc[p][j] = p / 10000^(2 * (j // 2) / d); columns [0, sentinel) =
+// sin(enc[:, 0::2]), [sentinel, d) = cos(enc[:, 1::2]); sentinel = d // 2 (even d), d // 2 + 1 (odd).
 inline std::vector<float> Sinusoid(int positions, int d) {
   std::vector<float> t(size_t(positions) * size_t(d));
+  const int sentinel = d % 2 == 0 ? d / 2 : d / 2 + 1;
   for (int p = 0; p < positions; ++p) {
-    for (int i = 0; i < d / 2; ++i) {
-      const double a = p / std::pow(10000.0, 2.0 * i / d);
-      t[size_t(p * d + i)] = float(std::sin(a));
-      t[size_t(p * d + d / 2 + i)] = float(std::cos(a));
+    float* row = t.data() + size_t(p) * size_t(d);
+    int sin_col = 0, cos_col = sentinel;
+    for (int j = 0; j < d; ++j) {
+      const double enc = double(p) / std::pow(10000.0, double(2 * (j / 2)) / double(d));
+      if (j % 2 == 0) row[sin_col++] = float(std::sin(enc));
+      else row[cos_col++] = float(std::cos(enc));
     }
   }
   return t;

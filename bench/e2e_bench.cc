@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "args.h"
+#include "commands.h"
 #include "json_writer.h"
 #include "kernels.h"
 #include "marian_layout.h"
@@ -49,10 +50,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Args {
-  std::string model, input, output, ids_output;
-  int batch = 1, beam = 1, threads = 1, max_length = 256, repeat = 1, max_source_tokens = 256;
-  int bw_reps = 5;
+struct Args : mtlite::cli::TranslationArgs {
+  std::string input, output, ids_output;
+  int repeat = 1, bw_reps = 5;
   bool no_warmup = false, roofline = false;
 };
 
@@ -62,15 +62,10 @@ int ParseArgs(int argc, char** argv, Args* a) {
                            "Translate mode (--input/--output): times TranslateViews over every input line and\n"
                            "prints one JSON object. Roofline mode (--roofline): decoder-step weight bytes and\n"
                            "single-thread read bandwidth, as JSON.");
-  p.String("-m,--model", "MODEL", &a->model, "the .mtlite model file").Required();
+  mtlite::cli::AddTranslationOptions(&p, a, 4096);
   p.String("--input", "FILE", &a->input, "source sentences, one per line (translate mode)");
   p.String("--output", "FILE", &a->output, "translations of the last repetition (translate mode)");
   p.String("--ids-output", "FILE", &a->ids_output, "target ids of the last repetition");
-  p.Int("--batch", "N", 1, 4096, &a->batch, "sentences per TranslateViews call");
-  p.Int("--beam", "N", 1, 64, &a->beam, "beam size; 1 = greedy");
-  p.Int("--threads", "N", 1, 256, &a->threads, "translator threads");
-  p.Int("--max-length", "N", 1, 65536, &a->max_length, "generated tokens per sentence, including </s>");
-  p.Int("--max-source-tokens", "N", 1, 65536, &a->max_source_tokens, "source tokens per sentence");
   p.Int("--repeat", "R", 1, 1000, &a->repeat, "timed repetitions");
   p.Int("--bw-reps", "N", 1, 1000, &a->bw_reps, "bandwidth passes per buffer size (roofline mode)");
   p.Flag("--no-warmup", &a->no_warmup, "no untimed warm-up call");
@@ -237,18 +232,8 @@ int main(int argc, char** argv) {
   for (const auto& l : lines) max_bytes = std::max(max_bytes, l.size());
 
   const mtlite::ModelConfig& cfg = model.value()->config();
-  mtlite::TranslatorLimits lim;
-  lim.max_batch = a.batch;
-  lim.max_beam = a.beam;
-  lim.max_n_best = 1;
-  lim.max_target_tokens = a.max_length;
-  lim.max_source_tokens = a.max_source_tokens;
-  if (cfg.positions_stored) {
-    lim.max_target_tokens = std::min(lim.max_target_tokens, cfg.max_positions);
-    lim.max_source_tokens = std::min(lim.max_source_tokens, cfg.max_positions);
-  }
+  mtlite::TranslatorLimits lim = mtlite::cli::TranslationLimits(a, cfg);
   lim.max_input_bytes = int(std::min<size_t>(max_bytes, size_t(1) << 24));
-  lim.num_threads = a.threads;
   const auto tc0 = Clock::now();
   auto tr = mtlite::Translator::Create(model.value(), lim);
   if (!tr.ok()) {

@@ -35,11 +35,21 @@ struct InfoArgs {
 ParseResult ParseInfoArgs(int argc, const char* const* argv, InfoArgs* out);
 int InfoMain(int argc, char** argv);
 
-// mtlite translate -m MODEL [options] [TEXT ...]
-struct TranslateArgs {
+// Options of everything that translates with a model (translate, bench/e2e_bench).
+struct TranslationArgs {
   std::string model;
-  int beam = 1, batch = 1, threads = 1, n_best = 1, max_length = 256;
-  int max_source_tokens = 256, max_input_bytes = 16384;
+  int beam = 1, batch = 1, threads = 1, max_length = 256, max_source_tokens = 256;
+};
+// Adds -m/--model (required), --beam, --batch (1..max_batch), --threads, --max-length and
+// --max-source-tokens.
+void AddTranslationOptions(ArgParser* p, TranslationArgs* a, int max_batch);
+// Translator limits for these options (max_n_best 1): the token limits are capped at the
+// length of a stored position table.
+TranslatorLimits TranslationLimits(const TranslationArgs& a, const ModelConfig& config);
+
+// mtlite translate -m MODEL [options] [TEXT ...]
+struct TranslateArgs : TranslationArgs {
+  int n_best = 1, max_input_bytes = 16384;
   float length_penalty = 1.0f, max_length_ratio = 0;
   bool alignments = false, output_ids = false, input_ids = false, scores = false, verify = false;
   bool quiet = false;

@@ -15,11 +15,14 @@
 namespace mtlite {
 namespace cli {
 
+// `mtlite convert --help`: what the command does.
+constexpr char kSummary[] =
+    "Converts a HuggingFace MarianMT checkpoint directory (config.json, model.safetensors,\n"
+    "source.spm, target.spm, vocab.json) into one .mtlite file and prints a report: every\n"
+    "tensor with its encoding error, then the file's size profile.";
+
 ParseResult ParseConvertArgs(int argc, const char* const* argv, ConvertArgs* a) {
-  ArgParser p("mtlite convert",
-              "Converts a HuggingFace MarianMT checkpoint directory (config.json, model.safetensors,\n"
-              "source.spm, target.spm, vocab.json) into one .mtlite file and prints a report: every\n"
-              "tensor with its encoding error, then the file's size profile.");
+  ArgParser p("mtlite convert", kSummary);
   p.Positional("HF_DIR", &a->hf_dir, "the checkpoint directory");
   p.String("-o,--output", "MODEL", &a->output, "the .mtlite file to write").Required();
   p.Choice("--quantize", {"int8", "fp16", "fp32"}, &a->quantize, "weight type of the model file");

@@ -19,6 +19,12 @@
 
 namespace mtlite {
 namespace cli {
+
+// `mtlite info --help`: what the command does.
+constexpr char kSummary[] =
+    "Prints a model file's size profile (bytes per component; they sum to the file size),\n"
+    "its config and metadata; optionally checks every checksum and sizes the translator arena.";
+
 namespace {
 
 // Config as (key, JSON value) pairs, shared by the table and the JSON output.
@@ -145,9 +151,7 @@ void PrintSizeTable(const std::vector<SizeComponent>& profile, uint64_t file_byt
 }
 
 ParseResult ParseInfoArgs(int argc, const char* const* argv, InfoArgs* a) {
-  ArgParser p("mtlite info",
-              "Prints a model file's size profile (bytes per component; they sum to the file size),\n"
-              "its config and metadata; optionally checks every checksum and sizes the translator arena.");
+  ArgParser p("mtlite info", kSummary);
   p.Positional("MODEL", &a->path, "the .mtlite model file");
   p.Flag("--json", &a->json, "print JSON instead of tables");
   p.Flag("--verify", &a->verify, "check the CRC32C of the FlatBuffer and of every data buffer (exit 1 on a mismatch)");

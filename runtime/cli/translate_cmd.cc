@@ -3,6 +3,7 @@
 // translation per line to stdout, in order. Errors name the input line.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +17,13 @@
 
 namespace mtlite {
 namespace cli {
+
+// `mtlite translate --help`: what the command does.
+constexpr char kSummary[] =
+    "Translates one sentence per line from stdin (or each TEXT argument) and writes one\n"
+    "translation per line, in order. A line that fails is reported on stderr with its line\n"
+    "number, its output line is left empty and the exit code is 1.";
+
 namespace {
 
 bool ParseIds(const std::string& line, std::vector<int32_t>* ids) {
@@ -97,19 +105,35 @@ int RunForced(const TranslateArgs& a, Translator* tr, const Model& model) {
 
 }  // namespace
 
+void AddTranslationOptions(ArgParser* p, TranslationArgs* a, int max_batch) {
+  p->String("-m,--model", "MODEL", &a->model, "the .mtlite model file").Required();
+  p->Int("--beam", "N", 1, 64, &a->beam, "beam size; 1 = greedy");
+  p->Int("--batch", "N", 1, max_batch, &a->batch, "sentences per translate call");
+  p->Int("--threads", "N", 1, 256, &a->threads, "worker threads");
+  p->Int("--max-length", "N", 1, 65536, &a->max_length, "generated tokens per sentence, including </s>");
+  p->Int("--max-source-tokens", "N", 1, 65536, &a->max_source_tokens, "source tokens per sentence, including </s>");
+}
+
+TranslatorLimits TranslationLimits(const TranslationArgs& a, const ModelConfig& config) {
+  TranslatorLimits lim;
+  lim.max_batch = a.batch;
+  lim.max_beam = a.beam;
+  lim.max_n_best = 1;
+  lim.max_target_tokens = a.max_length;
+  lim.max_source_tokens = a.max_source_tokens;
+  if (config.positions_stored) {
+    lim.max_target_tokens = std::min(lim.max_target_tokens, config.max_positions);
+    lim.max_source_tokens = std::min(lim.max_source_tokens, config.max_positions);
+  }
+  lim.num_threads = a.threads;
+  return lim;
+}
+
 ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs* a) {
-  ArgParser p("mtlite translate",
-              "Translates one sentence per line from stdin (or each TEXT argument) and writes one\n"
-              "translation per line, in order. A line that fails is reported on stderr with its line\n"
-              "number, its output line is left empty and the exit code is 1.");
+  ArgParser p("mtlite translate", kSummary);
   p.Rest("TEXT", &a->texts, "sentences to translate (default: read stdin)");
-  p.String("-m,--model", "MODEL", &a->model, "the .mtlite model file").Required();
-  p.Int("--beam", "N", 1, 64, &a->beam, "beam size; 1 = greedy");
-  p.Int("--batch", "N", 1, 1024, &a->batch, "sentences per translate call");
-  p.Int("--threads", "N", 1, 256, &a->threads, "worker threads");
-  p.Int("--n-best", "N", 1, 64, &a->n_best, "hypotheses per sentence (Moses n-best lines when > 1; <= --beam)");
-  p.Int("--max-length", "N", 1, 65536, &a->max_length, "generated tokens per sentence, including </s>");
-  p.Int("--max-source-tokens", "N", 1, 65536, &a->max_source_tokens, "source tokens per sentence, including </s>");
+  AddTranslationOptions(&p, a, 1024);
+  p.Int("--n-best", "N", 1, 64, &a->n_best, "hypotheses per sentence, at most --beam; Moses n-best lines when > 1");
   p.Int("--max-input-bytes", "N", 1, 1 << 24, &a->max_input_bytes, "UTF-8 bytes per input line");
   p.Float("--max-length-ratio", "F", &a->max_length_ratio,
           "if > 0, also cap the output at F x source tokens + 10");
@@ -142,20 +166,10 @@ int TranslateMain(int argc, char** argv) {
     std::fprintf(stderr, "mtlite translate: %s: %s\n", a.model.c_str(), model.status().ToString().c_str());
     return 1;
   }
-  const ModelConfig& cfg = model.value()->config();
-  TranslatorLimits lim;
-  lim.max_batch = a.batch;
-  lim.max_beam = a.beam;
+  TranslatorLimits lim = TranslationLimits(a, model.value()->config());
   lim.max_n_best = a.n_best;
-  lim.max_target_tokens = a.max_length;
-  lim.max_source_tokens = a.max_source_tokens;
-  if (cfg.positions_stored) {
-    lim.max_target_tokens = std::min(lim.max_target_tokens, cfg.max_positions);
-    lim.max_source_tokens = std::min(lim.max_source_tokens, cfg.max_positions);
-  }
   lim.max_input_bytes = a.max_input_bytes;
   lim.alignments = a.alignments;
-  lim.num_threads = a.threads;
   auto tr = Translator::Create(model.value(), lim);
   if (!tr.ok()) {
     std::fprintf(stderr, "mtlite translate: %s\n", tr.status().ToString().c_str());

@@ -41,18 +41,29 @@ constexpr HfActivation kHfActivations[] = {
     {"gelu_new", ActivationKind::kGELUTanh}, {"gelu_pytorch_tanh", ActivationKind::kGELUTanh},
 };
 
-const WeightTypeNames* Find(WeightType t) {
-  for (const WeightTypeNames& w : kWeightTypes) {
-    if (w.type == t) return &w;
+// The first row of `table` that `match` accepts, or null.
+template <class Row, size_t N, class Match>
+const Row* FindRow(const Row (&table)[N], Match match) {
+  for (const Row& r : table) {
+    if (match(r)) return &r;
   }
   return nullptr;
 }
 
+// *out = `field` of the first row that `match` accepts; false when there is none.
+template <class Row, size_t N, class Match, class T>
+bool Lookup(const Row (&table)[N], Match match, T Row::*field, T* out) {
+  const Row* r = FindRow(table, match);
+  if (r) *out = r->*field;
+  return r != nullptr;
+}
+
+const WeightTypeNames* Find(WeightType t) {
+  return FindRow(kWeightTypes, [t](const WeightTypeNames& r) { return r.type == t; });
+}
+
 const ActivationNames* Find(ActivationKind a) {
-  for (const ActivationNames& n : kActivations) {
-    if (n.kind == a) return &n;
-  }
-  return nullptr;
+  return FindRow(kActivations, [a](const ActivationNames& r) { return r.kind == a; });
 }
 
 }  // namespace
@@ -131,13 +142,8 @@ const char* QuantizationName(WeightType t) {
 }
 
 bool ParseQuantization(std::string_view name, WeightType* out) {
-  for (const WeightTypeNames& w : kWeightTypes) {
-    if (name == w.quantization) {
-      *out = w.type;
-      return true;
-    }
-  }
-  return false;
+  return Lookup(kWeightTypes, [name](const WeightTypeNames& r) { return name == r.quantization; },
+                &WeightTypeNames::type, out);
 }
 
 int WeightTypeCode(WeightType t) {
@@ -146,13 +152,7 @@ int WeightTypeCode(WeightType t) {
 }
 
 bool WeightTypeFromCode(int code, WeightType* out) {
-  for (const WeightTypeNames& w : kWeightTypes) {
-    if (w.code == code) {
-      *out = w.type;
-      return true;
-    }
-  }
-  return false;
+  return Lookup(kWeightTypes, [code](const WeightTypeNames& r) { return r.code == code; }, &WeightTypeNames::type, out);
 }
 
 const char* ActivationName(ActivationKind a) {
@@ -166,23 +166,12 @@ int ActivationCode(ActivationKind a) {
 }
 
 bool ActivationFromCode(int code, ActivationKind* out) {
-  for (const ActivationNames& n : kActivations) {
-    if (n.code == code) {
-      *out = n.kind;
-      return true;
-    }
-  }
-  return false;
+  return Lookup(kActivations, [code](const ActivationNames& r) { return r.code == code; }, &ActivationNames::kind, out);
 }
 
 bool ActivationFromHfName(std::string_view hf_name, ActivationKind* out) {
-  for (const HfActivation& h : kHfActivations) {
-    if (hf_name == h.hf_name) {
-      *out = h.kind;
-      return true;
-    }
-  }
-  return false;
+  return Lookup(kHfActivations, [hf_name](const HfActivation& r) { return hf_name == r.hf_name; }, &HfActivation::kind,
+                out);
 }
 
 // ---- components -----------------------------------------------------------------------------

@@ -179,23 +179,9 @@ struct TinyHf {
   }
 };
 
-// HF MarianSinusoidalPositionalEmbedding._init_weight, transcribed as an independent oracle for
-// layout::MarianSinusoid: enc[p][j] = p / 10000^(2 * (j // 2) / d); columns [0, sentinel) =
-// sin(enc[:, 0::2]), [sentinel, d) = cos(enc[:, 1::2]); sentinel = d // 2 (even d), d // 2 + 1 (odd).
-inline std::vector<float> Sinusoid(int positions, int d) {
-  std::vector<float> t(size_t(positions) * size_t(d));
-  const int sentinel = d % 2 == 0 ? d / 2 : d / 2 + 1;
-  for (int p = 0; p < positions; ++p) {
-    float* row = t.data() + size_t(p) * size_t(d);
-    int sin_col = 0, cos_col = sentinel;
-    for (int j = 0; j < d; ++j) {
-      const double enc = double(p) / std::pow(10000.0, double(2 * (j / 2)) / double(d));
-      if (j % 2 == 0) row[sin_col++] = float(std::sin(enc));
-      else row[cos_col++] = float(std::cos(enc));
-    }
-  }
-  return t;
-}
+// HF's sinusoid table (layout::MarianSinusoid; marian_layout_test checks it against HF's
+// formulation, odd widths included).
+inline std::vector<float> Sinusoid(int positions, int d) { return layout::MarianSinusoidTable(positions, d); }
 
 struct TinyOptions {
   int d_model = 8, heads = 2, encoder_layers = 1, decoder_layers = 1, ffn = 16, max_positions = 16;

@@ -179,6 +179,7 @@ std::string ArgParser::SetValue(const Option& o, const std::string& name, const 
       }
       return name + " must be a number, got " + Quoted(value);
     case Type::kString:
+      if (value.empty()) return name + " must not be empty";
       *o.string_out = value;
       return "";
     case Type::kChoice:

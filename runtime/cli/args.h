@@ -56,7 +56,7 @@ class ArgParser {
   // A finite number in [lo, hi] (the whole finite range by default).
   ArgParser& Float(std::string_view names, std::string metavar, float* out, std::string help);
   ArgParser& Float(std::string_view names, std::string metavar, float lo, float hi, float* out, std::string help);
-  ArgParser& String(std::string_view names, std::string metavar, std::string* out, std::string help);
+  ArgParser& String(std::string_view names, std::string metavar, std::string* out, std::string help);  // non-empty
   ArgParser& Choice(std::string_view names, std::vector<std::string> choices, std::string* out, std::string help);
   // A value checked and stored by `parse`, which returns "" when it accepts the value, else the
   // rest of a message that starts with the option's name (e.g. "expects B,S (e.g. 1,2)").

@@ -145,6 +145,8 @@ TEST(ArgParser, RejectsBadValues) {
   EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--mode", "c"}, &d), "--mode must be one of a|b, got 'c'");
   EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--pair", "4"}, &d), "--pair expects two digits A,B");
   EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--flag=1"}, &d), "--flag takes no value");
+  EXPECT_ERROR(ParseDemo({"f", "--name", ""}, &d), "--name must not be empty");
+  EXPECT_ERROR(ParseDemo({"f", "--name="}, &d), "--name must not be empty");
   EXPECT_EQ(d.n, 3);  // a rejected value is not stored
 }
 
@@ -310,6 +312,7 @@ TEST(TranslateArgs, Rejects) {
   EXPECT_ERROR(ParseWith(ParseTranslateArgs, {}, &a), "-m MODEL is required");
   EXPECT_ERROR(ParseWith(ParseTranslateArgs, {"text"}, &a), "-m MODEL is required");
   EXPECT_ERROR(ParseWith(ParseTranslateArgs, {"-m"}, &a), "-m needs a value");
+  EXPECT_ERROR(ParseWith(ParseTranslateArgs, {"-m", ""}, &a), "-m must not be empty");
   EXPECT_ERROR(ParseWith(ParseTranslateArgs, {"-m", "m", "--beam", "0"}, &a), "--beam must be an integer in [1, 64], got '0'");
   EXPECT_ERROR(ParseWith(ParseTranslateArgs, {"-m", "m", "--beam", "65"}, &a), "[1, 64]");
   EXPECT_ERROR(ParseWith(ParseTranslateArgs, {"-m", "m", "--beam", "four"}, &a), "got 'four'");

@@ -131,21 +131,29 @@ TEST(ArgParser, DoubleDashEndsTheOptions) {
 }
 
 TEST(ArgParser, RejectsBadValues) {
+  // Arguments after "f --name", and a part of the message.
+  const std::pair<std::vector<const char*>, const char*> cases[] = {
+      {{"n", "-n", "0"}, "-n must be an integer in [1, 10], got '0'"},
+      {{"n", "-n", "11"}, "in [1, 10]"},
+      {{"n", "--number", "3x"}, "got '3x'"},
+      {{"n", "--number", ""}, "got ''"},
+      {{"n", "--number", "99999999999999999999"}, "integer"},
+      {{"n", "--x", "nan"}, "--x must be a number, got 'nan'"},
+      {{"n", "--x", "inf"}, "must be a number"},
+      {{"n", "--x", "1e39"}, "must be a number"},
+      {{"n", "--x", "1.5.2"}, "must be a number"},
+      {{"n", "--unit", "1.01"}, "--unit must be a number in [0, 1]"},
+      {{"n", "--mode", "c"}, "--mode must be one of a|b, got 'c'"},
+      {{"n", "--pair", "4"}, "--pair expects two digits A,B"},
+      {{"n", "--flag=1"}, "--flag takes no value"},
+      {{""}, "--name must not be empty"},
+  };
   Demo d;
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "-n", "0"}, &d), "-n must be an integer in [1, 10], got '0'");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "-n", "11"}, &d), "in [1, 10]");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--number", "3x"}, &d), "got '3x'");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--number", ""}, &d), "got ''");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--number", "99999999999999999999"}, &d), "integer");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--x", "nan"}, &d), "--x must be a number, got 'nan'");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--x", "inf"}, &d), "must be a number");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--x", "1e39"}, &d), "must be a number");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--x", "1.5.2"}, &d), "must be a number");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--unit", "1.01"}, &d), "--unit must be a number in [0, 1]");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--mode", "c"}, &d), "--mode must be one of a|b, got 'c'");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--pair", "4"}, &d), "--pair expects two digits A,B");
-  EXPECT_ERROR(ParseDemo({"f", "--name", "n", "--flag=1"}, &d), "--flag takes no value");
-  EXPECT_ERROR(ParseDemo({"f", "--name", ""}, &d), "--name must not be empty");
+  for (const auto& [args, message] : cases) {
+    std::vector<const char*> argv = {"f", "--name"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    EXPECT_ERROR(ParseDemo(argv, &d), message);
+  }
   EXPECT_ERROR(ParseDemo({"f", "--name="}, &d), "--name must not be empty");
   EXPECT_EQ(d.n, 3);  // a rejected value is not stored
 }

@@ -123,15 +123,8 @@ converter::AlignedBytes Convert(const testing::TinyHf& hf, converter::Quantizati
 }
 
 TEST(SizeProfile, TinyLayoutsMatchTheirConfig) {
-  testing::TinyOptions o;
-  o.shared = false;
-  o.tied = false;
-  o.learned_positions = true;
-  o.encoder_layers = 2;
+  testing::TinyOptions o = testing::UncommonTinyOptions();
   o.decoder_layers = 3;
-  o.d_model = 12;
-  o.heads = 3;
-  o.ffn = 20;
   for (converter::Quantization q :
        {converter::Quantization::kInt8, converter::Quantization::kFp16, converter::Quantization::kFp32}) {
     SCOPED_TRACE(converter::QuantizationName(q));

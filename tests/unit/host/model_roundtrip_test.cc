@@ -323,14 +323,7 @@ TEST_P(TinyRoundTrip, HalfPrecisionCheckpoints) {
 }
 
 TEST_P(TinyRoundTrip, SeparateEmbeddingsUntiedOutputLearnedPositions) {
-  testing::TinyOptions o;
-  o.shared = false;
-  o.tied = false;
-  o.learned_positions = true;
-  o.encoder_layers = 2;
-  o.d_model = 12;  // rows and columns not multiples of 8 / 4
-  o.heads = 3;
-  o.ffn = 20;
+  const testing::TinyOptions o = testing::UncommonTinyOptions();
   testing::TempDir dir;
   Converted c = ConvertTiny(testing::MakeTinyHf(o), GetParam(), dir);
   ASSERT_TRUE(c.model);

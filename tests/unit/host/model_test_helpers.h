@@ -191,6 +191,20 @@ struct TinyOptions {
   uint32_t seed = 1;
 };
 
+// The less common layout: separate embeddings, untied output, learned positions, two encoder
+// layers, and rows / columns that are not multiples of 8 / 4.
+inline TinyOptions UncommonTinyOptions() {
+  TinyOptions o;
+  o.shared = false;
+  o.tied = false;
+  o.learned_positions = true;
+  o.encoder_layers = 2;
+  o.d_model = 12;
+  o.heads = 3;
+  o.ffn = 20;
+  return o;
+}
+
 inline TinyHf MakeTinyHf(const TinyOptions& o = {}) {
   TinyHf hf;
   hf.source_spm = hf.target_spm = TinySpm();

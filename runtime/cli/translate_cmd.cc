@@ -1,13 +1,13 @@
-// mtlite translate -m model.mtlite [options] [text ...]
+// mtlite translate -m MODEL [options] [TEXT ...]
 // Reads UTF-8 lines from stdin (or takes each argument as one sentence) and writes one
 // translation per line to stdout, in order. Errors name the input line.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -17,122 +17,14 @@
 
 namespace mtlite {
 namespace cli {
+
+// `mtlite translate --help`: what the command does.
+constexpr char kSummary[] =
+    "Translates one sentence per line from stdin (or each TEXT argument) and writes one\n"
+    "translation per line, in order. A line that fails is reported on stderr with its line\n"
+    "number, its output line is left empty and the exit code is 1.";
+
 namespace {
-
-struct Args {
-  std::string model;
-  int beam = 1, batch = 1, threads = 1, n_best = 1, max_length = 256;
-  int max_source_tokens = 256, max_input_bytes = 16384;
-  float length_penalty = 1.0f, max_length_ratio = 0;
-  bool alignments = false, output_ids = false, input_ids = false, scores = false, verify = false;
-  bool quiet = false;
-  std::string forced_logits;
-  std::vector<std::string> texts;
-};
-
-int Usage() {
-  std::fprintf(stderr,
-               "usage: mtlite translate -m model.mtlite [--beam N] [--batch N] [--threads N] [--n-best N]\n"
-               "         [--max-length N] [--max-length-ratio F] [--length-penalty F] [--scores]\n"
-               "         [--alignments] [--output-ids] [--input-ids] [--verify] [--quiet]\n"
-               "         [--forced-logits FILE] [text ...]\n"
-               "  Without text arguments, reads one sentence per line from stdin.\n"
-               "  --input-ids: lines are space-separated source ids ending with </s>.\n"
-               "  --output-ids: print target ids (space-separated, without the final </s>).\n"
-               "  --alignments: append ' ||| ' and src-tgt pairs (argmax of the last decoder layer's\n"
-               "                cross-attention, averaged over heads).\n"
-               "  --forced-logits FILE: stdin holds pairs of lines 'source ids' / 'target ids'; writes\n"
-               "                raw float32 logits [target_len][vocab] of each pair to FILE.\n");
-  return 2;
-}
-
-bool ParseInt(const char* s, int lo, int hi, int* out) {
-  char* end = nullptr;
-  long v = std::strtol(s, &end, 10);
-  if (!s[0] || *end || v < lo || v > hi) return false;
-  *out = int(v);
-  return true;
-}
-
-bool ParseFloat(const char* s, float* out) {
-  char* end = nullptr;
-  float v = std::strtof(s, &end);
-  if (!s[0] || *end || !std::isfinite(v)) return false;
-  *out = v;
-  return true;
-}
-
-int ParseArgs(int argc, char** argv, Args* a) {
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i];
-    auto need = [&](const char* what) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "mtlite translate: %s needs a value\n", what);
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    auto int_opt = [&](int lo, int hi, int* out) {
-      const char* v = need(k.c_str());
-      if (!v) return false;
-      if (!ParseInt(v, lo, hi, out)) {
-        std::fprintf(stderr, "mtlite translate: %s must be an integer in [%d, %d], got '%s'\n", k.c_str(), lo, hi, v);
-        return false;
-      }
-      return true;
-    };
-    auto float_opt = [&](float* out) {
-      const char* v = need(k.c_str());
-      if (!v) return false;
-      if (!ParseFloat(v, out)) {
-        std::fprintf(stderr, "mtlite translate: %s must be a number, got '%s'\n", k.c_str(), v);
-        return false;
-      }
-      return true;
-    };
-    if (k == "-m" || k == "--model") {
-      const char* v = need("-m");
-      if (!v) return 2;
-      a->model = v;
-    } else if (k == "--beam") { if (!int_opt(1, 64, &a->beam)) return 2;
-    } else if (k == "--batch") { if (!int_opt(1, 1024, &a->batch)) return 2;
-    } else if (k == "--threads") { if (!int_opt(1, 256, &a->threads)) return 2;
-    } else if (k == "--n-best") { if (!int_opt(1, 64, &a->n_best)) return 2;
-    } else if (k == "--max-length") { if (!int_opt(1, 65536, &a->max_length)) return 2;
-    } else if (k == "--max-source-tokens") { if (!int_opt(1, 65536, &a->max_source_tokens)) return 2;
-    } else if (k == "--max-input-bytes") { if (!int_opt(1, 1 << 24, &a->max_input_bytes)) return 2;
-    } else if (k == "--length-penalty") { if (!float_opt(&a->length_penalty)) return 2;
-    } else if (k == "--max-length-ratio") { if (!float_opt(&a->max_length_ratio)) return 2;
-    } else if (k == "--alignments") { a->alignments = true;
-    } else if (k == "--output-ids") { a->output_ids = true;
-    } else if (k == "--input-ids") { a->input_ids = true;
-    } else if (k == "--scores") { a->scores = true;
-    } else if (k == "--verify") { a->verify = true;
-    } else if (k == "--quiet" || k == "-q") { a->quiet = true;
-    } else if (k == "--forced-logits") {
-      const char* v = need("--forced-logits");
-      if (!v) return 2;
-      a->forced_logits = v;
-    } else if (k == "-h" || k == "--help") {
-      Usage();
-      return 1;
-    } else if (k.size() > 1 && k[0] == '-' && k != "-") {
-      std::fprintf(stderr, "mtlite translate: unknown option '%s'\n", k.c_str());
-      return Usage();
-    } else {
-      a->texts.push_back(k);
-    }
-  }
-  if (a->model.empty()) {
-    std::fprintf(stderr, "mtlite translate: -m model.mtlite is required\n");
-    return Usage();
-  }
-  if (a->n_best > a->beam) {
-    std::fprintf(stderr, "mtlite translate: --n-best (%d) cannot exceed --beam (%d)\n", a->n_best, a->beam);
-    return 2;
-  }
-  return 0;
-}
 
 bool ParseIds(const std::string& line, std::vector<int32_t>* ids) {
   ids->clear();
@@ -149,7 +41,7 @@ bool ParseIds(const std::string& line, std::vector<int32_t>* ids) {
   return true;
 }
 
-void PrintHyp(const Args& a, const HypothesisView& h, size_t line_index, std::string* out) {
+void PrintHyp(const TranslateArgs& a, const HypothesisView& h, size_t line_index, std::string* out) {
   std::string s;
   if (a.n_best > 1) s += std::to_string(line_index) + " ||| ";
   if (a.output_ids) {
@@ -180,7 +72,7 @@ void PrintHyp(const Args& a, const HypothesisView& h, size_t line_index, std::st
   *out += s;
 }
 
-int RunForced(const Args& a, Translator* tr, const Model& model) {
+int RunForced(const TranslateArgs& a, Translator* tr, const Model& model) {
   FILE* f = std::fopen(a.forced_logits.c_str(), "wb");
   if (!f) {
     std::fprintf(stderr, "mtlite translate: cannot write %s\n", a.forced_logits.c_str());
@@ -213,9 +105,60 @@ int RunForced(const Args& a, Translator* tr, const Model& model) {
 
 }  // namespace
 
+void AddTranslationOptions(ArgParser* p, TranslationArgs* a, int max_batch) {
+  p->String("-m,--model", "MODEL", &a->model, "the .mtlite model file").Required();
+  p->Int("--beam", "N", 1, 64, &a->beam, "beam size; 1 = greedy");
+  p->Int("--batch", "N", 1, max_batch, &a->batch, "sentences per translate call");
+  p->Int("--threads", "N", 1, 256, &a->threads, "worker threads");
+  p->Int("--max-length", "N", 1, 65536, &a->max_length, "generated tokens per sentence, including </s>");
+  p->Int("--max-source-tokens", "N", 1, 65536, &a->max_source_tokens, "source tokens per sentence, including </s>");
+}
+
+TranslatorLimits TranslationLimits(const TranslationArgs& a, const ModelConfig& config) {
+  TranslatorLimits lim;
+  lim.max_batch = a.batch;
+  lim.max_beam = a.beam;
+  lim.max_n_best = 1;
+  lim.max_target_tokens = a.max_length;
+  lim.max_source_tokens = a.max_source_tokens;
+  if (config.positions_stored) {
+    lim.max_target_tokens = std::min(lim.max_target_tokens, config.max_positions);
+    lim.max_source_tokens = std::min(lim.max_source_tokens, config.max_positions);
+  }
+  lim.num_threads = a.threads;
+  return lim;
+}
+
+ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs* a) {
+  ArgParser p("mtlite translate", kSummary);
+  p.Rest("TEXT", &a->texts, "sentences to translate (default: read stdin)");
+  AddTranslationOptions(&p, a, 1024);
+  p.Int("--n-best", "N", 1, 64, &a->n_best, "hypotheses per sentence, at most --beam; Moses n-best lines when > 1");
+  p.Int("--max-input-bytes", "N", 1, 1 << 24, &a->max_input_bytes, "UTF-8 bytes per input line");
+  p.Float("--max-length-ratio", "F", &a->max_length_ratio,
+          "if > 0, also cap the output at F x source tokens + 10");
+  p.Float("--length-penalty", "F", &a->length_penalty, "beam score = log-probability / length^F");
+  p.Flag("--scores", &a->scores, "append ' ||| ' and the length-penalised log-probability");
+  p.Flag("--alignments", &a->alignments,
+         "append ' |||' and src-tgt pairs (argmax of the last decoder layer's cross-attention, mean over heads)");
+  p.Flag("--output-ids", &a->output_ids, "print target ids (space-separated, without the final </s>)");
+  p.Flag("--input-ids", &a->input_ids, "lines are space-separated source ids ending with </s>");
+  p.Flag("--verify", &a->verify, "check every checksum of the model at load");
+  p.Flag("-q,--quiet", &a->quiet, "no progress line on stderr");
+  p.String("--forced-logits", "FILE", &a->forced_logits,
+           "stdin holds pairs of lines 'source ids' / 'target ids'; writes each pair's raw float32 "
+           "logits [target_len][vocab] to FILE");
+  p.Check([a] {
+    if (a->n_best <= a->beam) return std::string();
+    return "--n-best (" + std::to_string(a->n_best) + ") cannot exceed --beam (" + std::to_string(a->beam) + ")";
+  });
+  return p.Parse(argc, argv);
+}
+
 int TranslateMain(int argc, char** argv) {
-  Args a;
-  if (int rc = ParseArgs(argc, argv, &a)) return rc == 1 ? 0 : rc;
+  TranslateArgs a;
+  const ParseResult parsed = ParseTranslateArgs(argc, argv, &a);
+  if (!parsed.ok()) return PrintParseResult(parsed, "mtlite translate");
   LoadOptions lo;
   lo.verify_checksums = a.verify;
   auto model = Model::Load(a.model, lo);
@@ -223,20 +166,10 @@ int TranslateMain(int argc, char** argv) {
     std::fprintf(stderr, "mtlite translate: %s: %s\n", a.model.c_str(), model.status().ToString().c_str());
     return 1;
   }
-  const ModelConfig& cfg = model.value()->config();
-  TranslatorLimits lim;
-  lim.max_batch = a.batch;
-  lim.max_beam = a.beam;
+  TranslatorLimits lim = TranslationLimits(a, model.value()->config());
   lim.max_n_best = a.n_best;
-  lim.max_target_tokens = a.max_length;
-  lim.max_source_tokens = a.max_source_tokens;
-  if (cfg.positions_stored) {
-    lim.max_target_tokens = std::min(lim.max_target_tokens, cfg.max_positions);
-    lim.max_source_tokens = std::min(lim.max_source_tokens, cfg.max_positions);
-  }
   lim.max_input_bytes = a.max_input_bytes;
   lim.alignments = a.alignments;
-  lim.num_threads = a.threads;
   auto tr = Translator::Create(model.value(), lim);
   if (!tr.ok()) {
     std::fprintf(stderr, "mtlite translate: %s\n", tr.status().ToString().c_str());

@@ -11,12 +11,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "crc32c.h"
 #include "kernels.h"
+#include "marian_layout.h"
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
 #include "mtlite_generated.h"
@@ -25,8 +28,16 @@
 namespace mtlite {
 namespace {
 
-constexpr uint32_t kFormatVersion = 1;
-constexpr uint64_t kDataAlignment = 64;
+using layout::kDataAlignment;
+using layout::kFormatVersion;
+using layout::Part;
+
+// The layout module's enum codes are the schema's.
+static_assert(int(fb::DType::F32) == 0 && int(fb::DType::F16) == 1 && int(fb::DType::I8) == 2 &&
+              int(fb::DType::MAX) == 2, "layout::WeightTypeCode must follow schema DType");
+static_assert(int(fb::Activation::SiLU) == 0 && int(fb::Activation::ReLU) == 1 && int(fb::Activation::GELU) == 2 &&
+              int(fb::Activation::GELUTanh) == 3 && int(fb::Activation::MAX) == 3,
+              "layout::ActivationCode must follow schema Activation");
 
 // Sanity limits: far above any real Marian model, low enough that no size computed from
 // them can overflow 64 bits (10M x 65536 x 4 bytes < 2^42).
@@ -42,13 +53,10 @@ Status Invalid(std::string message) { return Status(StatusCode::kInvalidModel, s
 std::string Str(const flatbuffers::String* s) { return s ? std::string(s->c_str(), s->size()) : std::string(); }
 std::string_view View(const flatbuffers::String* s) { return std::string_view(s->c_str(), s->size()); }
 
+// "f32" / "f16" / "int8", or "?" for a code this runtime does not know.
 const char* DTypeName(fb::DType t) {
-  switch (t) {
-    case fb::DType::F32: return "f32";
-    case fb::DType::F16: return "f16";
-    case fb::DType::I8: return "int8";
-  }
-  return "unknown";
+  WeightType w;
+  return layout::WeightTypeFromCode(int(t), &w) ? layout::DTypeName(w) : "?";
 }
 
 // Tensor shapes are int64 vectors, which the FlatBuffers verifier only checks for 4-byte
@@ -178,12 +186,8 @@ class Loader {
     mc.decoder_heads = c->decoder_heads();
     mc.encoder_ffn_dim = c->encoder_ffn_dim();
     mc.decoder_ffn_dim = c->decoder_ffn_dim();
-    switch (c->activation()) {
-      case fb::Activation::SiLU: mc.activation = ActivationKind::kSiLU; break;
-      case fb::Activation::ReLU: mc.activation = ActivationKind::kReLU; break;
-      case fb::Activation::GELU: mc.activation = ActivationKind::kGELU; break;
-      case fb::Activation::GELUTanh: mc.activation = ActivationKind::kGELUTanh; break;
-      default: return Invalid("config.activation " + std::to_string(int(c->activation())) + " is unknown");
+    if (!layout::ActivationFromCode(int(c->activation()), &mc.activation)) {
+      return Invalid("config.activation " + std::to_string(int(c->activation())) + " is unknown");
     }
     switch (c->position_kind()) {
       case fb::PositionKind::SinusoidalMarian: mc.positions_stored = false; break;
@@ -216,9 +220,10 @@ class Loader {
   }
 
   // ---- data buffers ------------------------------------------------------------------------
-  // Bounds and alignment of one BufferRef; registers it for VerifyChecksums and the overlap
-  // check. `expected_size` < 0: any size.
-  Status CheckRef(const fb::BufferRef* ref, const std::string& name, int64_t expected_size = -1) {
+  // Bounds and alignment of one BufferRef; registers it for VerifyChecksums, the overlap check
+  // and the size profile (component, dtype). `expected_size` < 0: any size.
+  Status CheckRef(const fb::BufferRef* ref, const std::string& name, layout::Component component, const char* dtype,
+                  int64_t expected_size = -1) {
     const uint64_t off = ref->offset(), n = ref->size();
     if (off % kDataAlignment != 0) return Invalid("buffer of '" + name + "' at offset " + std::to_string(off) + " is not 64-byte aligned");
     if (off < root_->data_offset() || off > size_ || n > size_ - off) {
@@ -230,7 +235,7 @@ class Loader {
       return Invalid("buffer of '" + name + "' has " + std::to_string(n) + " bytes, expected " +
                      std::to_string(expected_size));
     }
-    md_->checks.push_back({name, base_ + off, static_cast<size_t>(n), ref->crc32c()});
+    md_->checks.push_back({name, base_ + off, static_cast<size_t>(n), ref->crc32c(), component, dtype});
     return Status::Ok();
   }
 
@@ -262,8 +267,10 @@ class Loader {
         return Invalid("tensor table is not sorted by name (or has duplicates) at '" + name + "'");
       }
       if (!t->data()) return Invalid("tensor '" + name + "' has no data buffer");
-      MTLITE_RETURN_IF_ERROR(CheckRef(t->data(), name));
-      if (t->scales()) MTLITE_RETURN_IF_ERROR(CheckRef(t->scales(), name + " (scales)"));
+      // Tagged "other tensors" until BindWeights binds the tensor to a component.
+      tensor_checks_.push_back(md_->checks.size());
+      MTLITE_RETURN_IF_ERROR(CheckRef(t->data(), name, {}, DTypeName(t->dtype())));
+      if (t->scales()) MTLITE_RETURN_IF_ERROR(CheckRef(t->scales(), name + " (scales)", {}, "f32"));
       if (t->zero_points()) {
         return Status(StatusCode::kUnsupported, "tensor '" + name + "' has zero points (asymmetric quantization is not supported)");
       }
@@ -271,21 +278,27 @@ class Loader {
     return Status::Ok();
   }
 
-  const fb::Tensor* Find(std::string_view name) const {
+  // Index of the tensor called `name` in the (sorted) table, or -1.
+  int64_t Find(std::string_view name) const {
     size_t lo = 0, hi = tensors_->size();
     while (lo < hi) {
       const size_t mid = lo + (hi - lo) / 2;
-      const fb::Tensor* t = tensors_->Get(static_cast<flatbuffers::uoffset_t>(mid));
-      const std::string_view n = View(t->name());
-      if (n == name) return t;
+      const std::string_view n = View(tensors_->Get(static_cast<flatbuffers::uoffset_t>(mid))->name());
+      if (n == name) return int64_t(mid);
       if (n < name) lo = mid + 1; else hi = mid;
     }
-    return nullptr;
+    return -1;
   }
 
-  Status FindWithShape(const std::string& name, std::initializer_list<int64_t> shape, const fb::Tensor** out) const {
-    const fb::Tensor* t = Find(name);
-    if (!t) return Invalid("missing tensor '" + name + "'");
+  // Finds a tensor the model uses and tags its buffers (data, scales) with the component
+  // being bound (component_).
+  Status FindWithShape(const std::string& name, std::initializer_list<int64_t> shape, const fb::Tensor** out) {
+    const int64_t index = Find(name);
+    if (index < 0) return Invalid("missing tensor '" + name + "'");
+    const fb::Tensor* t = tensors_->Get(static_cast<flatbuffers::uoffset_t>(index));
+    const size_t check = tensor_checks_[size_t(index)];
+    md_->checks[check].component = component_;
+    if (t->scales()) md_->checks[check + 1].component = component_;
     const auto* s = t->shape();
     bool ok = s && s->size() == shape.size();
     for (size_t i = 0; ok && i < shape.size(); ++i) ok = ShapeDim(s, i) == shape.begin()[i];
@@ -304,11 +317,13 @@ class Loader {
     MTLITE_RETURN_IF_ERROR(FindWithShape(name, {rows, cols}, &t));
     const uint64_t elems = uint64_t(rows) * uint64_t(cols);
     uint64_t bytes = 0;
-    switch (t->dtype()) {
-      case fb::DType::F32: w->dtype = WeightType::kF32; bytes = elems * 4; break;
-      case fb::DType::F16: w->dtype = WeightType::kF16; bytes = elems * 2; break;
-      case fb::DType::I8: w->dtype = WeightType::kInt8; bytes = kernels::BlockedN8K4Bytes(rows, cols); break;
-      default: return Invalid("tensor '" + name + "' has unknown dtype " + std::to_string(int(t->dtype())));
+    if (!layout::WeightTypeFromCode(int(t->dtype()), &w->dtype)) {
+      return Invalid("tensor '" + name + "' has unknown dtype " + std::to_string(int(t->dtype())));
+    }
+    switch (w->dtype) {
+      case WeightType::kF32: bytes = elems * 4; break;
+      case WeightType::kF16: bytes = elems * 2; break;
+      case WeightType::kInt8: bytes = kernels::BlockedN8K4Bytes(rows, cols); break;
     }
     if (!have_weight_type_) {
       have_weight_type_ = true;
@@ -374,72 +389,80 @@ class Loader {
 
   Status LayerNorm(const std::string& prefix, detail::LayerNormView* ln) {
     const int d = md_->config.d_model;
-    MTLITE_RETURN_IF_ERROR(Vector(prefix + ".weight", d, 0, &ln->gamma));
-    return Vector(prefix + ".bias", d, 0, &ln->beta);
+    MTLITE_RETURN_IF_ERROR(Vector(prefix + layout::kWeight, d, 0, &ln->gamma));
+    return Vector(prefix + layout::kBias, d, 0, &ln->beta);
   }
 
   Status Linear(const std::string& prefix, int rows, int cols, detail::WeightView* w, detail::VectorView* b) {
-    MTLITE_RETURN_IF_ERROR(Weight(prefix + ".weight", rows, cols, w));
-    return Vector(prefix + ".bias", rows, 0, b);
+    MTLITE_RETURN_IF_ERROR(Weight(prefix + layout::kWeight, rows, cols, w));
+    return Vector(prefix + layout::kBias, rows, 0, b);
   }
 
-  Status Attention(const std::string& prefix, detail::AttentionView* a) {
+  // Attention block `block` (kSelfAttention / kCrossAttention) of a layer and its layer norm.
+  Status Attention(const std::string& layer, const char* block, const char* norm, detail::AttentionView* a,
+                   detail::LayerNormView* ln) {
     const int d = md_->config.d_model;
-    MTLITE_RETURN_IF_ERROR(Linear(prefix + ".q_proj", d, d, &a->q, &a->q_bias));
-    MTLITE_RETURN_IF_ERROR(Linear(prefix + ".k_proj", d, d, &a->k, &a->k_bias));
-    MTLITE_RETURN_IF_ERROR(Linear(prefix + ".v_proj", d, d, &a->v, &a->v_bias));
-    return Linear(prefix + ".out_proj", d, d, &a->o, &a->o_bias);
+    detail::WeightView* w[4] = {&a->q, &a->k, &a->v, &a->o};
+    detail::VectorView* b[4] = {&a->q_bias, &a->k_bias, &a->v_bias, &a->o_bias};
+    for (int i = 0; i < 4; ++i) {
+      MTLITE_RETURN_IF_ERROR(Linear(layer + block + layout::kAttentionProjections[i], d, d, w[i], b[i]));
+    }
+    return LayerNorm(layer + norm, ln);
   }
 
   template <class LayerView>
-  Status Ffn(const std::string& prefix, int ffn, LayerView* l) {
+  Status Ffn(const std::string& layer, int ffn, LayerView* l) {
     const int d = md_->config.d_model;
-    MTLITE_RETURN_IF_ERROR(Linear(prefix + ".fc1", ffn, d, &l->fc1, &l->fc1_bias));
-    MTLITE_RETURN_IF_ERROR(Linear(prefix + ".fc2", d, ffn, &l->fc2, &l->fc2_bias));
-    return LayerNorm(prefix + ".final_layer_norm", &l->final_ln);
+    MTLITE_RETURN_IF_ERROR(Linear(layer + layout::kFc1, ffn, d, &l->fc1, &l->fc1_bias));
+    MTLITE_RETURN_IF_ERROR(Linear(layer + layout::kFc2, d, ffn, &l->fc2, &l->fc2_bias));
+    return LayerNorm(layer + layout::kFinalNorm, &l->final_ln);
   }
 
   Status BindWeights() {
     const ModelConfig& c = md_->config;
     const int d = c.d_model;
+    component_ = {Part::kEmbeddings};
     if (c.shared_embeddings) {
-      MTLITE_RETURN_IF_ERROR(Weight("model.shared.weight", c.source_vocab_size, d, &md_->source_embed));
+      MTLITE_RETURN_IF_ERROR(Weight(layout::kSharedEmbedding, c.source_vocab_size, d, &md_->source_embed));
       md_->target_embed = md_->source_embed;
     } else {
-      MTLITE_RETURN_IF_ERROR(Weight("model.encoder.embed_tokens.weight", c.source_vocab_size, d, &md_->source_embed));
-      MTLITE_RETURN_IF_ERROR(Weight("model.decoder.embed_tokens.weight", c.target_vocab_size, d, &md_->target_embed));
+      MTLITE_RETURN_IF_ERROR(Weight(layout::kEncoderEmbedding, c.source_vocab_size, d, &md_->source_embed));
+      MTLITE_RETURN_IF_ERROR(Weight(layout::kDecoderEmbedding, c.target_vocab_size, d, &md_->target_embed));
     }
     if (c.tied_output) {
       md_->output_proj = md_->target_embed;
     } else {
-      MTLITE_RETURN_IF_ERROR(Weight("lm_head.weight", c.target_vocab_size, d, &md_->output_proj));
+      MTLITE_RETURN_IF_ERROR(Weight(layout::kOutputProjection, c.target_vocab_size, d, &md_->output_proj));
     }
     md_->final_logits_bias = {};
     if (c.has_final_logits_bias) {
-      MTLITE_RETURN_IF_ERROR(Vector("final_logits_bias", c.target_vocab_size, 0, &md_->final_logits_bias));
+      component_ = {Part::kFinalLogitsBias};
+      MTLITE_RETURN_IF_ERROR(Vector(layout::kFinalLogitsBias, c.target_vocab_size, 0, &md_->final_logits_bias));
     }
     md_->encoder_positions = {};
     md_->decoder_positions = {};
     if (c.positions_stored) {
-      MTLITE_RETURN_IF_ERROR(Vector("model.encoder.embed_positions.weight", c.max_positions, d, &md_->encoder_positions));
-      MTLITE_RETURN_IF_ERROR(Vector("model.decoder.embed_positions.weight", c.max_positions, d, &md_->decoder_positions));
+      component_ = {Part::kPositions};
+      MTLITE_RETURN_IF_ERROR(Vector(layout::kEncoderPositions, c.max_positions, d, &md_->encoder_positions));
+      MTLITE_RETURN_IF_ERROR(Vector(layout::kDecoderPositions, c.max_positions, d, &md_->decoder_positions));
     }
     md_->encoder.assign(size_t(c.encoder_layers), {});
     for (int i = 0; i < c.encoder_layers; ++i) {
-      const std::string p = "model.encoder.layers." + std::to_string(i);
+      const std::string p = layout::LayerPrefix(layout::Side::kEncoder, i);
       detail::EncoderLayerView& l = md_->encoder[size_t(i)];
-      MTLITE_RETURN_IF_ERROR(Attention(p + ".self_attn", &l.self_attn));
-      MTLITE_RETURN_IF_ERROR(LayerNorm(p + ".self_attn_layer_norm", &l.self_attn_ln));
+      component_ = {Part::kEncoderLayer, i};
+      MTLITE_RETURN_IF_ERROR(Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, &l.self_attn, &l.self_attn_ln));
       MTLITE_RETURN_IF_ERROR(Ffn(p, c.encoder_ffn_dim, &l));
     }
     md_->decoder.assign(size_t(c.decoder_layers), {});
     for (int i = 0; i < c.decoder_layers; ++i) {
-      const std::string p = "model.decoder.layers." + std::to_string(i);
+      const std::string p = layout::LayerPrefix(layout::Side::kDecoder, i);
       detail::DecoderLayerView& l = md_->decoder[size_t(i)];
-      MTLITE_RETURN_IF_ERROR(Attention(p + ".self_attn", &l.self_attn));
-      MTLITE_RETURN_IF_ERROR(LayerNorm(p + ".self_attn_layer_norm", &l.self_attn_ln));
-      MTLITE_RETURN_IF_ERROR(Attention(p + ".encoder_attn", &l.cross_attn));
-      MTLITE_RETURN_IF_ERROR(LayerNorm(p + ".encoder_attn_layer_norm", &l.cross_attn_ln));
+      component_ = {Part::kDecoderSelfAttention, i};
+      MTLITE_RETURN_IF_ERROR(Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, &l.self_attn, &l.self_attn_ln));
+      component_ = {Part::kDecoderCrossAttention, i};
+      MTLITE_RETURN_IF_ERROR(Attention(p, layout::kCrossAttention, layout::kCrossAttentionNorm, &l.cross_attn, &l.cross_attn_ln));
+      component_ = {Part::kDecoderFfn, i};
       MTLITE_RETURN_IF_ERROR(Ffn(p, c.decoder_ffn_dim, &l));
     }
     return Status::Ok();
@@ -458,7 +481,7 @@ class Loader {
     if (!sorted || sorted->size() != pieces->size()) return Invalid(what + ".sorted_pieces length does not match the piece count");
     if (!to_vocab || to_vocab->size() != pieces->size()) return Invalid(what + ".to_vocab length does not match the piece count");
     if (!m->scores()) return Invalid(what + ".scores missing");
-    MTLITE_RETURN_IF_ERROR(CheckRef(m->scores(), what + ".scores", int64_t(n) * 4));
+    MTLITE_RETURN_IF_ERROR(CheckRef(m->scores(), what + ".scores", {Part::kTokenizer}, "f32", int64_t(n) * 4));
     MTLITE_RETURN_IF_ERROR(CheckRange(what + ".unk_id", m->unk_id(), 0, n - 1));
     MTLITE_RETURN_IF_ERROR(CheckRange(what + ".bos_id", m->bos_id(), -1, n - 1));
     MTLITE_RETURN_IF_ERROR(CheckRange(what + ".eos_id", m->eos_id(), -1, n - 1));
@@ -505,7 +528,7 @@ class Loader {
     v->charsmap = nullptr;
     v->charsmap_size = 0;
     if (const fb::BufferRef* cm = m->precompiled_charsmap(); cm && cm->size() > 0) {
-      MTLITE_RETURN_IF_ERROR(CheckRef(cm, what + ".precompiled_charsmap"));
+      MTLITE_RETURN_IF_ERROR(CheckRef(cm, what + ".precompiled_charsmap", {Part::kTokenizer}, "bytes"));
       v->charsmap = base_ + cm->offset();
       v->charsmap_size = static_cast<size_t>(cm->size());
     }
@@ -564,6 +587,8 @@ class Loader {
   const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* tensors_ = nullptr;
   bool have_weight_type_ = false;
   std::string first_weight_;
+  std::vector<size_t> tensor_checks_;  // tensor index -> its data buffer's index in md_->checks
+  layout::Component component_;        // what BindWeights is binding
 };
 
 Status ChecksumMismatch(const std::string& name, uint32_t stored, uint32_t computed) {
@@ -614,6 +639,64 @@ Status VerifyBuffers(const detail::ModelData& md) {
   return VerifyPadding(md);
 }
 
+// FlatBuffer bytes of the tokenizer's strings and arrays (4-byte length + payload, strings
+// NUL-terminated and 4-aligned; a string shared by several vectors counts once); alignment
+// padding between objects stays "structure".
+class TokenizerBytes {
+ public:
+  void Strings(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* v) {
+    if (!v) return;
+    bytes_ += 4 + 4ull * v->size();
+    for (const flatbuffers::String* s : *v) {
+      if (seen_.insert(s).second) bytes_ += 4 + (s->size() + 4) / 4 * 4;
+    }
+  }
+  void Spm(const fb::SentencePieceModel* m) {
+    if (!m) return;
+    const uint64_t n = m->pieces() ? m->pieces()->size() : 0;
+    Strings(m->pieces());
+    bytes_ += (4 + (n + 3) / 4 * 4) /*types*/ + 2 * (4 + 4 * n) /*sorted_pieces, to_vocab*/;
+    if (m->normalizer_name()) bytes_ += 4 + (m->normalizer_name()->size() + 4) / 4 * 4;
+  }
+  void Vocab(const fb::Vocab* v) {
+    if (v) Strings(v->id_to_piece());
+  }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  uint64_t bytes_ = 0;
+  std::set<const void*> seen_;
+};
+
+// Rows of the size profile in first-use order, keyed by component.
+class Profile {
+ public:
+  void Add(layout::Component c, uint64_t bytes, const char* dtype) {
+    Row& r = Get(c);
+    r.bytes += bytes;
+    if (dtype) r.dtypes.insert(dtype);
+  }
+  std::vector<SizeComponent> Rows() const {
+    std::vector<SizeComponent> out;
+    for (const Row& r : rows_) out.push_back({layout::ComponentName(r.component), r.bytes, {r.dtypes.begin(), r.dtypes.end()}});
+    return out;
+  }
+
+ private:
+  struct Row {
+    layout::Component component;
+    uint64_t bytes = 0;
+    std::set<std::string> dtypes;
+  };
+  Row& Get(layout::Component c) {
+    const auto [it, added] = index_.insert({{int(c.part), c.layer}, rows_.size()});
+    if (added) rows_.push_back({c, 0, {}});
+    return rows_[it->second];
+  }
+  std::vector<Row> rows_;
+  std::map<std::pair<int, int>, size_t> index_;
+};
+
 // Validates md->base[0, md->size) and fills the rest of *md.
 Status Prepare(detail::ModelData* md, const LoadOptions& options) {
   MTLITE_RETURN_IF_ERROR(Loader(md->base, md->size, md).Run());
@@ -633,6 +716,36 @@ const ModelConfig& Model::config() const { return data_->config; }
 size_t Model::file_size() const { return data_->size; }
 
 Status Model::VerifyChecksums() const { return VerifyBuffers(*data_); }
+
+std::vector<SizeComponent> Model::SizeProfile() const {
+  const detail::ModelData& md = *data_;
+  Profile p;
+  // The model's components in model order, present even when empty.
+  for (Part part : {Part::kEmbeddings, Part::kPositions, Part::kFinalLogitsBias}) p.Add({part}, 0, nullptr);
+  for (int i = 0; i < md.config.encoder_layers; ++i) p.Add({Part::kEncoderLayer, i}, 0, nullptr);
+  for (int i = 0; i < md.config.decoder_layers; ++i) {
+    for (Part part : {Part::kDecoderSelfAttention, Part::kDecoderCrossAttention, Part::kDecoderFfn}) p.Add({part, i}, 0, nullptr);
+  }
+  uint64_t in_buffers = 0;
+  for (const detail::BufferCheck& c : md.checks) {
+    in_buffers += c.size;
+    p.Add(c.component, c.size, c.dtype);
+  }
+  const fb::Model* root = fb::GetSizePrefixedModel(md.base);
+  const uint64_t fb_size = uint64_t(flatbuffers::ReadScalar<uint32_t>(md.base)) + sizeof(uint32_t);
+  const fb::Tokenizer* tok = root->tokenizer();
+  TokenizerBytes tb;
+  tb.Spm(tok->source_spm());
+  tb.Spm(tok->target_spm());
+  tb.Vocab(tok->source_vocab());
+  tb.Vocab(tok->target_vocab());
+  const uint64_t tok_fb = std::min(tb.bytes(), fb_size);
+  p.Add({Part::kTokenizer}, tok_fb, "strings");
+  p.Add({Part::kStructure}, fb_size - tok_fb, "flatbuffer");
+  // Buffers never overlap and lie after the FlatBuffer (checked at load).
+  p.Add({Part::kPadding}, md.size - fb_size - in_buffers, "zero");
+  return p.Rows();
+}
 
 Result<std::shared_ptr<const Model>> Model::FromBuffer(const void* data, size_t size, const LoadOptions& options) {
   if (!data) return Status(StatusCode::kInvalidArgument, "model buffer is null");

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "marian_layout.h"
 #include "mtlite/mtlite.hpp"
 
 namespace mtlite {
@@ -88,6 +89,10 @@ struct BufferCheck {
   const uint8_t* data = nullptr;
   size_t size = 0;
   uint32_t crc32c = 0;
+  // For Model::SizeProfile: the component the loader bound the buffer to (kOtherTensors for a
+  // tensor the model does not use) and what it holds ("f32", "f16", "int8", "bytes").
+  layout::Component component;
+  const char* dtype = "?";
 };
 
 struct ModelData {

@@ -1,5 +1,7 @@
 #include "linear.h"
 
+#include "marian_layout.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,30 +29,6 @@ Act ToAct(ActivationKind a) {
   return Act::kNone;
 }
 
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      int e = -1;
-      do {
-        ++e;
-        mant <<= 1;
-      } while (!(mant & 0x400));
-      bits = sign | uint32_t(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | mant << 13;
-  } else {
-    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 Linear::~Linear() {
 #ifdef MTLITE_USE_XNNPACK
   if (xnn_op_) xnn_delete_operator(static_cast<xnn_operator_t>(xnn_op_));
@@ -67,7 +45,7 @@ Status Linear::Init(const WeightView& w, const VectorView& bias) {
   if (w.dtype == WeightType::kF16) {
     tmp.resize(size_t(w.rows) * w.cols);
     const uint16_t* h = static_cast<const uint16_t*>(w.data);
-    for (size_t i = 0; i < tmp.size(); ++i) tmp[i] = HalfToFloat(h[i]);
+    for (size_t i = 0; i < tmp.size(); ++i) tmp[i] = layout::F16ToF32(h[i]);
     kernel = tmp.data();
   }
   xnn_operator_t op = nullptr;
@@ -135,7 +113,7 @@ Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float*
         sum = K.dot_f32(x + size_t(i) * k, static_cast<const float*>(w.data) + size_t(j) * k, k);
       } else {
         const uint16_t* h = static_cast<const uint16_t*>(w.data) + size_t(j) * k;
-        for (int q = 0; q < k; ++q) sum += x[size_t(i) * k + q] * HalfToFloat(h[q]);
+        for (int q = 0; q < k; ++q) sum += x[size_t(i) * k + q] * layout::F16ToF32(h[q]);
       }
       dst[size_t(i) * n + j] = bias_ ? sum + bias_[j] : sum;
     }

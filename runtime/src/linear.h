@@ -64,7 +64,6 @@ class Linear {
 };
 
 kernels::Act ToAct(ActivationKind a);
-float HalfToFloat(uint16_t h);
 
 }  // namespace detail
 }  // namespace mtlite

@@ -1,5 +1,7 @@
 #include "transformer.h"
 
+#include "marian_layout.h"
+
 #include <cmath>
 #include <new>
 #include <tuple>
@@ -73,18 +75,9 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
   }
   if (Status s = out_proj().Init(md.output_proj, md.final_logits_bias); !s.ok()) return s;
 
-  // Marian sinusoid (HF MarianSinusoidalPositionalEmbedding): sin half then cos half.
-  auto fill_pos = [&](float* p, int n) {
-    const int d = x.d, half = (d + 1) / 2;
-    for (int pos = 0; pos < n; ++pos)
-      for (int j = 0; j < d; ++j) {
-        const int i = j < half ? j : j - half;  // frequency index
-        const double angle = pos / std::pow(10000.0, 2.0 * i / d);
-        p[size_t(pos) * d + j] = float(j < half ? std::sin(angle) : std::cos(angle));
-      }
-  };
-  if (pos_enc) fill_pos(pos_enc, x.S);
-  if (pos_dec) fill_pos(pos_dec, x.T);
+  // Marian sinusoid (HF MarianSinusoidalPositionalEmbedding), computed when not stored.
+  if (pos_enc) layout::MarianSinusoid(x.S, x.d, pos_enc);
+  if (pos_dec) layout::MarianSinusoid(x.T, x.d, pos_dec);
   return Status::Ok();
 }
 
@@ -112,7 +105,7 @@ void Transformer::Embed(const WeightView& table, int32_t id, int pos, const floa
     for (int j = 0; j < d; ++j) out[j] = (float(block[(j / 4) * 32 + (j % 4)]) * s) * scale;
   } else if (table.dtype == WeightType::kF16) {
     const uint16_t* h = static_cast<const uint16_t*>(table.data) + size_t(id) * d;
-    for (int j = 0; j < d; ++j) out[j] = HalfToFloat(h[j]) * scale;
+    for (int j = 0; j < d; ++j) out[j] = layout::F16ToF32(h[j]) * scale;
   } else {
     const float* f = static_cast<const float*>(table.data) + size_t(id) * d;
     for (int j = 0; j < d; ++j) out[j] = f[j] * scale;

@@ -114,7 +114,9 @@ TEST_P(TranslatorTest, ProfileTraceNestsAndChildrenSumToParents) {
       // Worker lanes exist only with threads.
       bool workers = false;
       for (size_t i = 0; i < v->num_events; ++i) workers = workers || v->events[i].lane > 0;
-      if (threads == 1) EXPECT_FALSE(workers);
+      if (threads == 1) {
+        EXPECT_FALSE(workers);
+      }
       // Aggregates agree with the trace (lane 0) and carry bytes/MACs for linear layers.
       std::map<std::string, uint64_t> agg_calls, agg_bytes, agg_macs;
       for (size_t i = 0; i < v->num_entries; ++i) {

@@ -59,13 +59,17 @@ TEST_P(TranslatorTest, StreamedFinalTextEqualsTheResult) {
       EXPECT_EQ(last.text, want[b].hypotheses[0].text);
       for (size_t i = 0; i + 1 < mine.size(); ++i) {
         EXPECT_FALSE(mine[i]->final);
-        if (i > 0) EXPECT_NE(mine[i]->ids, mine[i - 1]->ids) << "an unchanged hypothesis was reported";
+        if (i > 0) {
+          EXPECT_NE(mine[i]->ids, mine[i - 1]->ids) << "an unchanged hypothesis was reported";
+        }
         if (beam == 1) {  // greedy: one event per token, each extending the previous
           EXPECT_EQ(mine[i]->ids.size(), i + 1);
           EXPECT_TRUE(std::equal(mine[i]->ids.begin(), mine[i]->ids.end(), want[b].hypotheses[0].ids.begin()));
         }
       }
-      if (lines[b].empty()) EXPECT_EQ(mine.size(), 1u);
+      if (lines[b].empty()) {
+        EXPECT_EQ(mine.size(), 1u);
+      }
       if (beam == 1 && !lines[b].empty()) EXPECT_EQ(mine.size(), want[b].hypotheses[0].ids.size() + 1);
     }
   }

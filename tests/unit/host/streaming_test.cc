@@ -70,7 +70,9 @@ TEST_P(TranslatorTest, StreamedFinalTextEqualsTheResult) {
       if (lines[b].empty()) {
         EXPECT_EQ(mine.size(), 1u);
       }
-      if (beam == 1 && !lines[b].empty()) EXPECT_EQ(mine.size(), want[b].hypotheses[0].ids.size() + 1);
+      if (beam == 1 && !lines[b].empty()) {
+        EXPECT_EQ(mine.size(), want[b].hypotheses[0].ids.size() + 1);
+      }
     }
   }
 }

@@ -166,11 +166,19 @@ class ScoreResult:
     score: float
 
 
+def _record(cls: Any, **fields: Any) -> Any:
+    r = cls()
+    for k, v in fields.items():
+        setattr(r, k, v)
+    return r
+
+
 def _limits(max_batch: int, max_source_tokens: int, max_target_tokens: int, max_beam: int,
             max_n_best: Optional[int], max_input_bytes: int, alignments: bool, threads: int) -> Any:
-    return _mtlite._Limits(int(max_batch), int(max_source_tokens), int(max_target_tokens), int(max_beam),
-                           int(max_beam if max_n_best is None else max_n_best), int(max_input_bytes),
-                           bool(alignments), int(threads))
+    return _record(_mtlite._Limits, max_batch=int(max_batch), max_source_tokens=int(max_source_tokens),
+                   max_target_tokens=int(max_target_tokens), max_beam=int(max_beam),
+                   max_n_best=int(max_beam if max_n_best is None else max_n_best),
+                   max_input_bytes=int(max_input_bytes), alignments=bool(alignments), threads=int(threads))
 
 
 _SENTENCE_PREFIX = re.compile(r"^sentence (\d+): ")
@@ -227,9 +235,10 @@ class Translator:
                  length_penalty: float, alignment_layer: int) -> Any:
         if max_length is None:
             max_length = self._limits["max_target_tokens"]
-        return _mtlite._Options(int(beam_size), int(max_length), float(max_length_ratio), int(max_length_offset),
-                                float(length_penalty), int(n_best), bool(return_scores), bool(return_alignments),
-                                int(alignment_layer))
+        return _record(_mtlite._Options, beam_size=int(beam_size), max_length=int(max_length),
+                       max_length_ratio=float(max_length_ratio), max_length_offset=int(max_length_offset),
+                       length_penalty=float(length_penalty), n_best=int(n_best), return_scores=bool(return_scores),
+                       return_alignments=bool(return_alignments), alignment_layer=int(alignment_layer))
 
     def _run(self, chunk: List[bytes], start: int, options: Any) -> List[TranslationResult]:
         try:

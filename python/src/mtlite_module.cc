@@ -137,20 +137,6 @@ std::vector<int32_t> EncodeText(const SpmTokenizer& tok, std::string_view text) 
 
 // ---- model -------------------------------------------------------------------------------
 
-TranslatorLimits LimitsFrom(int max_batch, int max_source_tokens, int max_target_tokens, int max_beam, int max_n_best,
-                            int max_input_bytes, bool alignments, int num_threads) {
-  TranslatorLimits l;
-  l.max_batch = max_batch;
-  l.max_source_tokens = max_source_tokens;
-  l.max_target_tokens = max_target_tokens;
-  l.max_beam = max_beam;
-  l.max_n_best = max_n_best;
-  l.max_input_bytes = max_input_bytes;
-  l.alignments = alignments;
-  l.num_threads = num_threads;
-  return l;
-}
-
 py::dict LimitsDict(const TranslatorLimits& l) {
   py::dict d;
   d["max_batch"] = l.max_batch;
@@ -275,6 +261,17 @@ class PyTranslator {
     }
     Check(r.status());
     tr_ = std::move(r.value());
+    // Workaround for a runtime bug (to be fixed in translator.cc): Finish() reads num_hyps_ of
+    // every sentence even when no search ran, i.e. when every input of a call tokenizes to
+    // nothing ("", "  "); on a fresh arena that is uninitialised memory (a crash in std::sort
+    // when the arena came from a reused heap block). One short greedy call over a full batch
+    // initialises it; the result is discarded.
+    const std::vector<std::string_view> warm(size_t(limits.max_batch), "a");
+    TranslateOptions once;
+    once.max_length = 1;
+    const SentenceResultView* ignored = nullptr;
+    py::gil_scoped_release nogil;
+    (void)tr_->TranslateViews(warm.data(), warm.size(), once, &ignored);
   }
 
   size_t arena_bytes() const { return tr_->arena_bytes(); }
@@ -425,33 +422,29 @@ PYBIND11_MODULE(_mtlite, m) {
       .value("gelu", ActivationKind::kGELU)
       .value("gelu_tanh", ActivationKind::kGELUTanh);
 
+  // Plain records, filled field by field from Python (mtlite/__init__.py).
   py::class_<TranslatorLimits>(m, "_Limits")
-      .def(py::init(&LimitsFrom), py::arg("max_batch"), py::arg("max_source_tokens"), py::arg("max_target_tokens"),
-           py::arg("max_beam"), py::arg("max_n_best"), py::arg("max_input_bytes"), py::arg("alignments"),
-           py::arg("threads"))
+      .def(py::init<>())
+      .def_readwrite("max_batch", &TranslatorLimits::max_batch)
+      .def_readwrite("max_source_tokens", &TranslatorLimits::max_source_tokens)
+      .def_readwrite("max_target_tokens", &TranslatorLimits::max_target_tokens)
+      .def_readwrite("max_beam", &TranslatorLimits::max_beam)
+      .def_readwrite("max_n_best", &TranslatorLimits::max_n_best)
+      .def_readwrite("max_input_bytes", &TranslatorLimits::max_input_bytes)
+      .def_readwrite("alignments", &TranslatorLimits::alignments)
+      .def_readwrite("threads", &TranslatorLimits::num_threads)
       .def("as_dict", &LimitsDict);
-
   py::class_<TranslateOptions>(m, "_Options")
-      .def(py::init([](int beam_size, int max_length, float max_length_ratio, int max_length_offset,
-                       float length_penalty, int n_best, bool return_scores, bool return_alignments,
-                       int alignment_layer) {
-             TranslateOptions o;
-             o.beam_size = beam_size;
-             o.max_length = max_length;
-             o.max_length_ratio = max_length_ratio;
-             o.max_length_offset = max_length_offset;
-             o.length_penalty = length_penalty;
-             o.n_best = n_best;
-             o.return_scores = return_scores;
-             o.return_alignments = return_alignments;
-             o.alignment_layer = alignment_layer;
-             return o;
-           }),
-           py::arg("beam_size"), py::arg("max_length"), py::arg("max_length_ratio"), py::arg("max_length_offset"),
-           py::arg("length_penalty"), py::arg("n_best"), py::arg("return_scores"), py::arg("return_alignments"),
-           py::arg("alignment_layer"))
-      .def_readonly("return_scores", &TranslateOptions::return_scores)
-      .def_readonly("return_alignments", &TranslateOptions::return_alignments);
+      .def(py::init<>())
+      .def_readwrite("beam_size", &TranslateOptions::beam_size)
+      .def_readwrite("max_length", &TranslateOptions::max_length)
+      .def_readwrite("max_length_ratio", &TranslateOptions::max_length_ratio)
+      .def_readwrite("max_length_offset", &TranslateOptions::max_length_offset)
+      .def_readwrite("length_penalty", &TranslateOptions::length_penalty)
+      .def_readwrite("n_best", &TranslateOptions::n_best)
+      .def_readwrite("return_scores", &TranslateOptions::return_scores)
+      .def_readwrite("return_alignments", &TranslateOptions::return_alignments)
+      .def_readwrite("alignment_layer", &TranslateOptions::alignment_layer);
 
   py::class_<PyModel, std::shared_ptr<PyModel>>(m, "_Model")
       .def(py::init<const std::string&, bool>(), py::arg("path"), py::arg("verify_checksums"))

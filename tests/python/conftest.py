@@ -19,6 +19,9 @@ REFERENCE = os.path.join(ROOT, "tests", "reference")
 DEMO_HF = os.path.join(ROOT, "models", "marian-en-de-tiny")
 DEV_SETS = ["multi30k.val", "tatoeba.dev"]
 
+sys.path.insert(0, REFERENCE)
+from make_tokenizer_golden import read_lines  # noqa: E402  (lines split on "\n" only)
+
 
 def _env(name):
     v = os.environ.get(name)
@@ -67,12 +70,6 @@ def int8_model(mtlite, int8_path):
     return mtlite.Model(int8_path)
 
 
-def read_lines(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    if data.endswith(b"\n"):
-        data = data[:-1]
-    return [l.decode("utf-8") for l in data.split(b"\n")]
 
 
 def dev_lines(name, side="en"):

@@ -113,3 +113,16 @@ def test_decode_errors(mtlite, int8_model):
     with pytest.raises(mtlite.InvalidArgumentError, match="not a valid token id"):
         int8_model.decode([-1])
     assert int8_model.decode(np.array([], dtype=np.int32)) == ""
+
+
+def test_inputs_without_tokens_after_errors(mtlite, int8_model):
+    # A fresh translator whose first successful call holds only inputs without tokens, after
+    # calls that failed before the search (heap garbage in a small arena): "" for each.
+    junk = [bytearray(b"\xff" * (1 << 20)) for _ in range(8)]
+    del junk
+    for beam in (1, 4):
+        tr = mtlite.Translator(int8_model, max_batch=3, max_input_bytes=32, max_source_tokens=8)
+        for bad in (["x" * 40], ["a b c d e f g h i"], [b"\xff"]):
+            with pytest.raises(mtlite.Error):
+                tr.translate_batch(bad, beam_size=beam)
+        assert [r.text for r in tr.translate_batch(["", "   ", "\t"], beam_size=beam)] == ["", "", ""]

@@ -207,7 +207,7 @@ class Translator:
     hand the pieces over through a queue, with the same options and result as translate_batch.
     """
 
-    def __init__(self, model_or_path: Union[Model, PathLike], *, threads: int = 1, max_batch: int = 16,
+    def __init__(self, model_or_path: Union[Model, PathLike], threads: int = 1, max_batch: int = 16, *,
                  max_beam: int = 4, max_n_best: Optional[int] = None, max_source_tokens: int = 256,
                  max_target_tokens: int = 256, max_input_bytes: int = 16384, alignments: bool = False) -> None:
         self._model = model_or_path if isinstance(model_or_path, Model) else Model(model_or_path)
@@ -259,9 +259,9 @@ class Translator:
                 alignments=[h[3] for h in hyps] if options.return_alignments else None))
         return out
 
-    def translate_batch(self, texts: Sequence[Text], *, beam_size: int = 4, n_best: int = 1,
+    def translate_batch(self, texts: Sequence[Text], beam_size: int = 4, n_best: int = 1,
                         return_scores: bool = False, return_alignments: bool = False,
-                        max_length: Optional[int] = None, max_length_ratio: float = 0.0,
+                        max_length: Optional[int] = None, *, max_length_ratio: float = 0.0,
                         max_length_offset: int = 10, length_penalty: float = 1.0,
                         alignment_layer: int = -1) -> List[TranslationResult]:
         """Translates `texts` (str or UTF-8 bytes), in order, max_batch sentences per runtime call.
@@ -297,7 +297,7 @@ class Translator:
         """The best translation of one sentence (options as translate_batch; beam_size=4)."""
         return self.translate_batch([text], **options)[0].text
 
-    def translate_iterable(self, lines: Iterable[Text], *, batch_size: Optional[int] = None,
+    def translate_iterable(self, lines: Iterable[Text], batch_size: Optional[int] = None,
                            **options: Any) -> Iterator[TranslationResult]:
         """Translates an iterable of lines lazily (e.g. an open file), yielding one
         TranslationResult per line, in order. A trailing "\\n" or "\\r\\n" of each line is
@@ -315,7 +315,7 @@ class Translator:
         if batch:
             yield from self.translate_batch(batch, **options)
 
-    def translate_file(self, input_path: PathLike, output_path: PathLike, *, batch_size: Optional[int] = None,
+    def translate_file(self, input_path: PathLike, output_path: PathLike, batch_size: Optional[int] = None, *,
                        on_error: str = "raise", **options: Any) -> Dict[str, Any]:
         """Translates a UTF-8 text file line by line into `output_path` (one best translation
         per line, "\\n"-terminated), like `mtlite translate`.

@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -290,7 +291,9 @@ class PyTranslator {
     {
       py::gil_scoped_release nogil;  // never wait for the mutex while holding the GIL
       lock.lock();
+      const auto t0 = std::chrono::steady_clock::now();
       s = tr_->TranslateViews(views.data(), views.size(), options, &res);
+      runtime_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       // The runtime's alignment rows span the batch's padded source length; each result gets
       // the columns of its own source tokens (the others are 0).
       if (s.ok() && options.return_alignments)
@@ -376,6 +379,13 @@ class PyTranslator {
   std::shared_ptr<PyModel> model_;  // keeps the mapping alive as long as the translator
   std::unique_ptr<Translator> tr_;
   std::mutex mu_;                   // one translation at a time per arena
+  double runtime_seconds_ = 0;      // time inside TranslateViews (without the GIL), guarded by mu_
+
+ public:
+  double runtime_seconds() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return runtime_seconds_;
+  }
 };
 
 #ifdef MTLITE_PY_HAS_CONVERTER
@@ -461,6 +471,7 @@ PYBIND11_MODULE(_mtlite, m) {
       .def_property_readonly("arena_bytes", &PyTranslator::arena_bytes)
       .def_property_readonly("model", &PyTranslator::model)
       .def("limits", &PyTranslator::Limits)
+      .def("runtime_seconds", &PyTranslator::runtime_seconds, py::call_guard<py::gil_scoped_release>())
       .def("translate", &PyTranslator::Translate, py::arg("texts"), py::arg("options"))
       .def("score", &PyTranslator::Score, py::arg("sources"), py::arg("targets"));
 

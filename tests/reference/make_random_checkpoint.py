@@ -20,6 +20,10 @@ Separate vocabularies (share_encoder_decoder_embeddings=false, tokenizer separat
     (HF uses pad_token_id only on the decoder side: decoder start, never-generated token).
     The source <pad> (8000) is never a model input except as padding, which is masked.
 Shared vocabulary: one table `model.shared.weight` [8001, d], ids as in the demo.
+Language codes (lang_codes, e.g. [">>deu<<", ">>fra<<"]; preset "multi"): OPUS-MT multilingual
+vocabularies hold target-language tokens that are not sentencepiece pieces. They are appended to
+the source vocabulary after <pad> (ids 8001, 8002, ...; vocab_size grows, vocab.json is written
+instead of copied); see vocab_with_codes().
 Output projection: tied to the decoder table (no lm_head.weight) unless untied_lm_head
 (tie_word_embeddings=false and a separate random `lm_head.weight`; preset "small").
 store_positions=false leaves out `*.embed_positions.weight` (the sinusoid must be computed).
@@ -66,17 +70,33 @@ PRESETS = {
                   dec_ffn=256, activation="gelu_new", target_vocab=0, dtype="BF16",
                   scale_embedding=False, untied_lm_head=True, store_positions=False,
                   logit_gain=2.0, eos_clock=5.0, eos_bias=0.0),
+    # "small" with OPUS-MT multilingual language tokens in the (shared) vocabulary
+    "multi": dict(d_model=64, enc_heads=4, dec_heads=4, enc_layers=2, dec_layers=2, enc_ffn=256,
+                  dec_ffn=256, activation="gelu_new", target_vocab=0, dtype="BF16",
+                  scale_embedding=False, untied_lm_head=True, store_positions=False,
+                  logit_gain=2.0, eos_clock=5.0, eos_bias=0.0,
+                  lang_codes=[">>deu<<", ">>fra<<", ">>xx<<", ">>por<<", ">>zho_Hans<<", ">>ünï<<"]),
     "small-sep": dict(d_model=64, enc_heads=2, dec_heads=4, enc_layers=1, dec_layers=2, enc_ffn=128,
                       dec_ffn=192, activation="swish", target_vocab=3001, dtype="F32",
                       logit_gain=2.0, eos_clock=3.0, eos_bias=0.0, sublayer_gain=0.8),
 }
 
 
+def vocab_with_codes(lang_codes=()):
+    """The demo's vocab.json {piece: id} with each language code not already in it appended."""
+    with open(os.path.join(DEMO, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    for code in lang_codes:
+        if code not in vocab:
+            vocab[code] = len(vocab)
+    return vocab
+
+
 def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, dec_ffn,
           activation, target_vocab=0, dtype="F32", seed=1, std=None, embed_std=None,
           eos_bias=None, scale_embedding=True, untied_lm_head=False, store_positions=True,
           max_positions=256, anti_repeat=True, sublayer_gain=0.5, eos_clock=0.0,
-          eos_clock_start=10, logit_gain=1.0):
+          eos_clock_start=10, logit_gain=1.0, lang_codes=()):
     rng = np.random.Generator(np.random.PCG64(seed))
     d = d_model
     std = std if std is not None else 1.0 / np.sqrt(d)
@@ -89,8 +109,7 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
     def normal(shape, s):
         return (rng.standard_normal(size=shape) * s).astype(np.float32)
 
-    with open(os.path.join(DEMO, "vocab.json")) as f:
-        src_vocab = json.load(f)
+    src_vocab = vocab_with_codes(lang_codes)
     vs = len(src_vocab)
     eos, unk, src_pad = src_vocab["</s>"], src_vocab["<unk>"], src_vocab["<pad>"]
     separate = bool(target_vocab)
@@ -192,6 +211,9 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
         json.dump(gen, f, indent=2)
     for fn in ("source.spm", "target.spm", "vocab.json"):
         shutil.copyfile(os.path.join(DEMO, fn), os.path.join(out, fn))
+    if lang_codes:
+        with open(os.path.join(out, "vocab.json"), "w", encoding="utf-8") as f:
+            json.dump(src_vocab, f, ensure_ascii=False, indent=1)
     tok = {"source_lang": "en", "target_lang": "de", "model_max_length": 256,
            "separate_vocabs": separate, "tokenizer_class": "MarianTokenizer"}
     with open(os.path.join(out, "tokenizer_config.json"), "w") as f:

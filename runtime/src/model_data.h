@@ -95,6 +95,19 @@ struct BufferCheck {
   const char* dtype = "?";
 };
 
+// Output-vocabulary shortlist (optional section of the file; see schema/mtlite.fbs): for each
+// source token id s, candidate target ids targets[offsets[s] .. offsets[s + 1]) (best first), plus
+// target ids every sentence may produce (`frequent`). Validated by the loader: offsets are
+// non-decreasing with offsets[0] = 0, every id is inside its vocabulary.
+struct ShortlistView {
+  bool present = false;
+  const int32_t* frequent = nullptr;
+  int num_frequent = 0;
+  const uint32_t* offsets = nullptr;  // [source_vocab + 1]
+  const int32_t* targets = nullptr;   // [offsets[source_vocab]]
+  bool include_source_ids = false;    // shared vocabulary: a source token may be copied
+};
+
 struct ModelData {
   ModelConfig config;
   const uint8_t* base = nullptr;   // start of the model bytes
@@ -113,6 +126,8 @@ struct ModelData {
 
   SpmView source_spm, target_spm;
   VocabView source_vocab, target_vocab;
+
+  ShortlistView shortlist;
 
   std::vector<BufferCheck> checks; // every data buffer, for VerifyChecksums
 };

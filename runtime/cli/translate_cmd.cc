@@ -144,6 +144,9 @@ ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs*
   p.Flag("--output-ids", &a->output_ids, "print target ids (space-separated, without the final </s>)");
   p.Flag("--input-ids", &a->input_ids, "lines are space-separated source ids ending with </s>");
   p.Flag("--verify", &a->verify, "check every checksum of the model at load");
+  p.Flag("--shortlist", &a->shortlist,
+         "restrict the output vocabulary to the batch's candidates (the model's shortlist section, made by "
+         "`mtlite shortlist`)");
   p.Flag("-q,--quiet", &a->quiet, "no progress line on stderr");
   p.String("--forced-logits", "FILE", &a->forced_logits,
            "stdin holds pairs of lines 'source ids' / 'target ids'; writes each pair's raw float32 "
@@ -164,6 +167,11 @@ int TranslateMain(int argc, char** argv) {
   auto model = Model::Load(a.model, lo);
   if (!model.ok()) {
     std::fprintf(stderr, "mtlite translate: %s: %s\n", a.model.c_str(), model.status().ToString().c_str());
+    return 1;
+  }
+  if (a.shortlist && !model.value()->has_shortlist()) {
+    std::fprintf(stderr, "mtlite translate: %s has no shortlist section (add one with `mtlite shortlist`)\n",
+                 a.model.c_str());
     return 1;
   }
   TranslatorLimits lim = TranslationLimits(a, model.value()->config());
@@ -194,6 +202,7 @@ int TranslateMain(int argc, char** argv) {
   opt.length_penalty = a.length_penalty;
   opt.return_scores = a.scores || a.n_best > 1;
   opt.return_alignments = a.alignments;
+  opt.use_shortlist = a.shortlist;
 
   const bool progress = !a.quiet && lines.size() >= 200;
   const auto t0 = std::chrono::steady_clock::now();

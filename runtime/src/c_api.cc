@@ -49,7 +49,7 @@ void mtlite_options_default(mtlite_options* o) {
   if (!o) return;
   mtlite::TranslateOptions d;
   *o = {d.beam_size, d.max_length, d.max_length_ratio, d.max_length_offset, d.length_penalty,
-        d.n_best, d.return_scores ? 1 : 0, d.return_alignments ? 1 : 0, d.alignment_layer, d.profile ? 1 : 0, nullptr, nullptr};
+        d.n_best, d.return_scores ? 1 : 0, d.return_alignments ? 1 : 0, d.alignment_layer, d.profile ? 1 : 0, nullptr, nullptr, d.use_shortlist ? 1 : 0};
 }
 
 mtlite_status mtlite_model_load(const char* path, int verify, mtlite_model** out) {
@@ -121,6 +121,7 @@ mtlite_status mtlite_translate(mtlite_translator* t, const char* const* texts, c
     opt.return_alignments = o->return_alignments != 0;
     opt.alignment_layer = o->alignment_layer;
     opt.profile = o->profile != 0;
+    opt.use_shortlist = o->use_shortlist != 0;
     if (o->stream) {
       t->stream = o->stream;
       t->stream_user = o->stream_user;

@@ -19,6 +19,8 @@
 #include "profiler.h"
 #include "mtlite/mtlite.hpp"
 #include "search.h"
+#include "shortlist.h"
+#include "streamer.h"
 #include "testing_hooks.h"
 #include "thread_pool.h"
 #include "tokenizer.h"
@@ -52,68 +54,6 @@ using XnnPool = std::unique_ptr<pthreadpool, XnnPoolDeleter>;
 
 }  // namespace
 
-// Token streaming over the search's observer hook: reports a sentence's current hypothesis when it
-// differs from the last one reported (arena buffers; no allocation).
-class Streamer : public detail::SearchObserver {
- public:
-  void Bind(const detail::BeamHistory* h, const SpmTokenizer* tok, int32_t* ids, char* text, int text_cap, int T) {
-    history_ = h;
-    tok_ = tok;
-    ids_ = ids;
-    text_ = text;
-    text_cap_ = text_cap;
-    T_ = T;
-  }
-  void Start(const TranslateOptions& opt, bool texts_mode, int nb) {
-    fn_ = opt.stream;
-    user_ = opt.stream_user;
-    texts_mode_ = texts_mode;
-    nb_ = nb;
-    for (int b = 0; b < nb; ++b) reported_[b] = -1;
-  }
-  bool active() const { return fn_ != nullptr; }
-  void OnToken(int sentence, int t, int32_t) override { Report(sentence, t, sentence * history_->slots_per_sentence()); }
-  void OnBest(int sentence, int t, int slot) override { Report(sentence, t, slot); }
-  void Final(int sentence, const HypothesisView& h) {
-    StreamEvent e;
-    e.sentence = size_t(sentence);
-    e.ids = h.ids;
-    e.num_ids = h.num_ids;
-    e.text = h.text;
-    e.final = true;
-    fn_(e, user_);
-  }
-
- private:
-  // The hypothesis ending at step t in `slot`: its tokens of positions 1..t.
-  void Report(int b, int t, int slot) {
-    int32_t* scratch = ids_ + size_t(nb_) * T_;
-    int32_t* last = ids_ + size_t(b) * T_;
-    history_->Backtrack(t, slot, scratch, nullptr, 0);
-    if (reported_[b] == t && std::memcmp(scratch, last, sizeof(int32_t) * size_t(t)) == 0) return;
-    std::memcpy(last, scratch, sizeof(int32_t) * size_t(t));
-    reported_[b] = t;
-    size_t len = 0;
-    if (texts_mode_ && !tok_->Decode(last, t, text_, size_t(text_cap_), &len).ok()) len = 0;
-    StreamEvent e;
-    e.sentence = size_t(b);
-    e.ids = last;
-    e.num_ids = t;
-    e.text = std::string_view(text_, len);
-    fn_(e, user_);
-  }
-
-  const detail::BeamHistory* history_ = nullptr;
-  const SpmTokenizer* tok_ = nullptr;
-  int32_t* ids_ = nullptr;  // [B + 1][T]: last reported per sentence, then a scratch row
-  char* text_ = nullptr;
-  int text_cap_ = 0, T_ = 0, nb_ = 0;
-  bool texts_mode_ = false;
-  StreamCallback fn_ = nullptr;
-  void* user_ = nullptr;
-  int reported_[4096] = {};  // per sentence: length of the last reported hypothesis (-1: none)
-};
-
 class TranslatorImpl : public detail::StepModel {
  public:
   Status Init(std::shared_ptr<const Model> model, const TranslatorLimits& limits);
@@ -125,7 +65,9 @@ class TranslatorImpl : public detail::StepModel {
   // StepModel: one decoder step for the search.
   Status Step(int t, int n, const int32_t* slots, const int32_t* tokens, float** logits) override {
     steps_ = t + 1;
-    return net_.DecoderStep(t, n, slots, tokens, &history_, align_layer_, logits);
+    Status s = net_.DecoderStep(t, n, slots, tokens, &history_, align_layer_, logits);
+    if (s.ok()) shortlist_.Mask(*logits, n, steps_cols_);  // non-candidates never win
+    return s;
   }
 
   TranslatorLimits lim;
@@ -155,7 +97,7 @@ class TranslatorImpl : public detail::StepModel {
   detail::SearchBuffers search_;
   detail::Dims x_;
   detail::Profiler prof_;
-  Streamer streamer_;
+  detail::Streamer streamer_;
   bool profiled_ = false;       // the last call was profiled and succeeded
 
   int32_t* src_ids_ = nullptr;  // [B][S]
@@ -168,7 +110,9 @@ class TranslatorImpl : public detail::StepModel {
   SentenceResultView* sent_views_ = nullptr;
   uint8_t skip_[4096] = {};     // per sentence of the current call: nothing to translate
   int max_len_[4096] = {};      // per sentence: generated-token cap
+  detail::ShortlistSelector shortlist_;
   int steps_ = 0;               // decoder steps of the current call
+  int steps_cols_ = 0;          // logits columns of the current call
   int align_layer_ = -1;        // decoder layer whose cross-attention is recorded (-1: none)
   bool texts_mode_ = false;     // inputs were text (decode outputs to text)
 };
@@ -226,6 +170,8 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
   out_align_ = plan.Get<float>(a, kBufOutAlign);
   hyp_views_ = plan.Get<HypothesisView>(a, kBufHypViews);
   sent_views_ = plan.Get<SentenceResultView>(a, kBufSentViews);
+  shortlist_.Bind(plan.Get<uint8_t>(a, kBufShortlistMarks), plan.Get<int32_t>(a, kBufShortlistBlocks),
+                  plan.Get<int32_t>(a, kBufShortlistColumns), plan.Get<int32_t>(a, kBufShortlistMasked));
   streamer_.Bind(&history_, &*tgt_tok_, plan.Get<int32_t>(a, kBufStreamIds), plan.Get<char>(a, kBufStreamText),
                  x_.text_cap, x_.T);
   prof_.Bind(plan.Get<ProfileEntry>(a, kBufProfileEntries), std::max(x_.Le, x_.Ld),
@@ -319,24 +265,13 @@ Status TranslatorImpl::RunImpl(const std::string_view* texts, const int32_t* con
   const int align_layer = opt.alignment_layer < 0 ? Ld + opt.alignment_layer : opt.alignment_layer;
   if (opt.return_alignments && (align_layer < 0 || align_layer >= Ld))
     return Err(StatusCode::kInvalidArgument, "alignment_layer out of range");
+  if (opt.use_shortlist && !md_->shortlist.present)
+    return Err(StatusCode::kUnsupported, "use_shortlist: the model has no shortlist section (see `mtlite shortlist`)");
   align_layer_ = opt.return_alignments ? align_layer : -1;
   texts_mode_ = texts != nullptr;
 
   int smax = 0;
   steps_ = 0;
-  {
-    detail::Span tokenize(exec_.prof, detail::Op::kTokenize);
-    if (Status s = EncodeSources(texts, ids, lens, n, &smax); !s.ok()) return s;
-  }
-  bool any = false;
-  for (size_t b = 0; b < n; ++b) {
-    max_len_[b] = detail::MaxTargetLength(opt, src_len_[b], x_.T);
-    skip_[b] = texts_mode_ && src_len_[b] == 0;  // empty text: translated to ""
-    any = any || !skip_[b];
-  }
-  if (any) {
-    if (Status s = net_.Encode(src_ids_, src_len_, int(n), smax); !s.ok()) return s;
-  }
   detail::SearchSpec spec;
   spec.beam = opt.beam_size;
   spec.length_penalty = opt.length_penalty;
@@ -347,6 +282,23 @@ Status TranslatorImpl::RunImpl(const std::string_view* texts, const int32_t* con
   spec.decoder_start_id = cfg_->decoder_start_id;
   spec.bad_ids = cfg_->bad_word_ids.data();
   spec.num_bad = int(cfg_->bad_word_ids.size());
+  shortlist_.Clear();
+  {
+    detail::Span tokenize(exec_.prof, detail::Op::kTokenize);
+    if (Status s = EncodeSources(texts, ids, lens, n, &smax); !s.ok()) return s;
+    if (opt.use_shortlist) shortlist_.Build(*md_, src_ids_, x_.S, src_len_, int(n), &spec);  // source ids: live until encode
+  }
+  steps_cols_ = spec.vocab;
+  net_.SetOutputBlocks(shortlist_.blocks(), shortlist_.num_blocks());
+  bool any = false;
+  for (size_t b = 0; b < n; ++b) {
+    max_len_[b] = detail::MaxTargetLength(opt, src_len_[b], x_.T);
+    skip_[b] = texts_mode_ && src_len_[b] == 0;  // empty text: translated to ""
+    any = any || !skip_[b];
+  }
+  if (any) {
+    if (Status s = net_.Encode(src_ids_, src_len_, int(n), smax); !s.ok()) return s;
+  }
   streamer_.Start(opt, texts_mode_, int(n));
   if (Status s = detail::RunSearch(spec, int(n), max_len_, skip_, *exec_.K, &history_, &search_, this,
                                    streamer_.active() ? &streamer_ : nullptr, exec_.prof);

@@ -49,6 +49,7 @@ typedef struct {
   int profile; /* bool: profile this call (needs mtlite_limits.profiling) */
   mtlite_stream_fn stream; /* NULL: no streaming */
   void* stream_user;
+  int use_shortlist; /* bool: restrict the output vocabulary (the model's shortlist section) */
 } mtlite_options;
 
 typedef struct {

@@ -136,6 +136,8 @@ class Model {
   ~Model();
   const ModelConfig& config() const;
   size_t file_size() const;
+  // True when the file has an output-vocabulary shortlist (TranslateOptions::use_shortlist).
+  bool has_shortlist() const;
   // Checks every data buffer's CRC32C; kChecksumMismatch names the first bad tensor.
   Status VerifyChecksums() const;
   // Bytes of the file per component, in model order (embeddings, positions, final_logits_bias,
@@ -191,6 +193,10 @@ struct TranslateOptions {
   bool return_alignments = false;
   int alignment_layer = -1;      // decoder layer whose cross-attention is averaged (-1 = last)
   bool profile = false;          // record spans (needs TranslatorLimits::profiling); see last_profile()
+  // Vocabulary shortlist (the model file's optional section, `mtlite shortlist`): the output
+  // projection, log-softmax and search run over the batch's candidate target tokens only (the union
+  // of the source tokens' lists, the always-allowed tokens, </s>). kUnsupported if the model has none.
+  bool use_shortlist = false;
   StreamCallback stream = nullptr;  // token streaming (see StreamEvent); no heap allocation
   void* stream_user = nullptr;
 };

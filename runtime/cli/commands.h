@@ -52,7 +52,7 @@ struct TranslateArgs : TranslationArgs {
   int n_best = 1, max_input_bytes = 16384;
   float length_penalty = 1.0f, max_length_ratio = 0;
   bool alignments = false, output_ids = false, input_ids = false, scores = false, verify = false;
-  bool quiet = false;
+  bool quiet = false, stream = false;
   std::string forced_logits;
   std::vector<std::string> texts;
 };

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <climits>
+#include <optional>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -107,7 +108,7 @@ std::string ParseLimits(const std::string& s, TranslatorLimits* l) {
 }
 
 void PrintJson(const InfoArgs& a, const Model& model, double load_ms, const std::vector<SizeComponent>& profile,
-               const std::string& verify_result, double verify_ms, const std::string& arena) {
+               const std::string& verify_result, double verify_ms, const ArenaPlanInfo* plan) {
   const double total = double(model.file_size());
   JsonWriter w;
   w.BeginObject().Key("file").String(a.path).Key("file_size").Uint(model.file_size()).Key("load_ms").Fixed(load_ms, 3);
@@ -122,7 +123,19 @@ void PrintJson(const InfoArgs& a, const Model& model, double load_ms, const std:
   }
   w.EndArray();
   if (a.verify) w.Key("checksums").String(verify_result).Key("verify_ms").Fixed(verify_ms, 3);
-  if (!arena.empty()) w.Key("arena_bytes").Raw(arena);
+  if (plan) {
+    w.Key("arena_bytes").Uint(plan->total_bytes);
+    w.Key("arena_plan").BeginObject().Key("total_bytes").Uint(plan->total_bytes);
+    w.Key("unshared_bytes").Uint(plan->unshared_bytes).Key("phases").BeginArray(JsonWriter::kInline);
+    for (const std::string& ph : plan->phases) w.String(ph);
+    w.EndArray().Key("buffers").BeginArray();
+    for (const ArenaBufferInfo& b : plan->buffers) {
+      w.BeginObject(JsonWriter::kInline).Key("name").String(b.name).Key("offset").Uint(b.offset);
+      w.Key("bytes").Uint(b.bytes).Key("first_phase").String(b.first_phase).Key("last_phase").String(b.last_phase);
+      w.Key("persistent").Bool(b.persistent).EndObject();
+    }
+    w.EndArray().EndObject();
+  }
   std::printf("%s\n", w.EndObject().str().c_str());
 }
 
@@ -160,7 +173,7 @@ ParseResult ParseInfoArgs(int argc, const char* const* argv, InfoArgs* a) {
              a->limits_given = true;
              return ParseLimits(v, &a->limits);
            },
-           "print the translator arena bytes for these limits");
+           "print the translator arena for these limits: total and per-buffer plan (offset, bytes, live range)");
   return p.Parse(argc, argv);
 }
 
@@ -192,18 +205,18 @@ int InfoMain(int argc, char** argv) {
       rc = 1;
     }
   }
-  std::string arena;
+  std::optional<ArenaPlanInfo> plan;
   if (a.limits_given) {
-    auto bytes = Translator::ArenaBytes(model, a.limits);
-    if (bytes.ok()) {
-      arena = std::to_string(bytes.value());
+    auto planned = Translator::PlanArena(model, a.limits);
+    if (planned.ok()) {
+      plan = std::move(planned).value();
     } else {
-      std::fprintf(stderr, "mtlite info: --limits: %s\n", bytes.status().ToString().c_str());
+      std::fprintf(stderr, "mtlite info: --limits: %s\n", planned.status().ToString().c_str());
       rc = 1;
     }
   }
   if (a.json) {
-    PrintJson(a, model, load_ms, profile, verify_result, verify_ms, arena);
+    PrintJson(a, model, load_ms, profile, verify_result, verify_ms, plan ? &*plan : nullptr);
     return rc;
   }
 
@@ -216,9 +229,16 @@ int InfoMain(int argc, char** argv) {
   if (a.verify) {
     std::printf("\nchecksums: %s (%zu buffers, %.2f ms)\n", verify_result.c_str(), model.data().checks.size(), verify_ms);
   }
-  if (!arena.empty()) {
-    std::printf("arena for limits batch=%d src=%d tgt=%d beam=%d: %s bytes\n", a.limits.max_batch,
-                a.limits.max_source_tokens, a.limits.max_target_tokens, a.limits.max_beam, arena.c_str());
+  if (plan) {
+    std::printf("arena for limits batch=%d src=%d tgt=%d beam=%d: %zu bytes\n", a.limits.max_batch,
+                a.limits.max_source_tokens, a.limits.max_target_tokens, a.limits.max_beam, plan->total_bytes);
+    std::printf("  (%zu bytes without sharing: buffers whose live ranges do not meet share memory)\n",
+                plan->unshared_bytes);
+    std::printf("\n%-28s %12s %12s  %-19s %s\n", "buffer", "offset", "bytes", "live", "");
+    for (const ArenaBufferInfo& b : plan->buffers) {
+      const std::string live = b.persistent ? "persistent" : b.first_phase + ".." + b.last_phase;
+      std::printf("%-28s %12zu %12zu  %s\n", b.name.c_str(), b.offset, b.bytes, live.c_str());
+    }
   }
   return rc;
 }

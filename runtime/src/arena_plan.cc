@@ -119,7 +119,7 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufSrcIds, "source.ids", BS * i32, kTok, kEnc);
   set(kBufSrcLen, "source.lengths", B * sizeof(int), kTok, kFin);
   set(kBufTokWorkspace, "tokenizer.workspace", x.tok_ws_bytes, kTok, kTok);
-  set(kBufSrcMask, "source.mask", BS * f, kEnc, kDec);
+  set(kBufSrcOffsets, "source.row_offsets", (B + 1) * sizeof(int), kEnc, kDec);
 
   const size_t Fe = size_t(x.F_enc), Fd = size_t(x.F_dec);
   set(kBufEncHidden, "encoder.hidden", BS * d * f, kEnc, kKV);

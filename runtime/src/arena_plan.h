@@ -29,7 +29,7 @@ enum BufferId : int {
   kBufPosEncoder, kBufPosDecoder,
   kBufLayerOps, kBufProfileEntries, kBufProfileEvents, kBufOutIds, kBufOutText, kBufOutAlign, kBufHypViews, kBufSentViews,
   // source side
-  kBufSrcIds, kBufSrcLen, kBufTokWorkspace, kBufSrcMask,
+  kBufSrcIds, kBufSrcLen, kBufTokWorkspace, kBufSrcOffsets,
   // encoder
   kBufEncHidden, kBufEncQ, kBufEncK, kBufEncV, kBufEncCtx, kBufEncFfn,
   kBufEncQuant, kBufEncQuantScale, kBufEncStaging,

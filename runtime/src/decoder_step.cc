@@ -1,5 +1,5 @@
 // One incremental decoder step: causal self-attention over the beam-history KV cache,
-// cross-attention over the encoder K/V (source padding masked, never causal), FFN, and the
+// cross-attention over the sentence's own encoder K/V (never causal; padding never enters), FFN, and the
 // output projection.
 #include <algorithm>
 #include <cmath>
@@ -73,7 +73,7 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
       MTLITE_RETURN_IF_ERROR(Lin(out, dec(l, 3), dctx_, n, dx_, dx_, Act::kNone, sc));
     }
     Norm(Op::kDecSelfAttnNorm, l, dx_, n, Wt.self_attn_ln);
-    // --- cross-attention: source padding mask only, never causal ---
+    // --- cross-attention over the source (its padding never enters), never causal ---
     {
       Span q(prof, Op::kCrossAttnQ, l);
       MTLITE_RETURN_IF_ERROR(Lin(q, dec(l, 4), dx_, n, dq_, nullptr, Act::kNone, sc));
@@ -82,31 +82,38 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
     const float* cvl = cv_ + size_t(l) * cross_stride;
     {
       Span attention(prof, Op::kCrossAttnCore, l);
-      const uint64_t keys = uint64_t(n) * uint64_t(smax);
+      uint64_t keys = 0;
+      for (int i = 0; i < n; ++i) keys += uint64_t(len_[slots[i] / W]);
       attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, n, smax, hd);
       exec_.pool->ParallelFor(tasks, [&](int task, int thread) {
         const uint64_t t0 = prof && thread > 0 ? Profiler::Now() : 0;
         float* scores = scores_ + size_t(task) * scores_stride;
         for (int ih = task; ih < n * H; ih += tasks) {
-          const int i = ih / H, h = ih % H;
-          const int b = slots[i] / W;
-          Attend(K, dq_ + size_t(i) * d + h * hd, ckl + size_t(b) * smax * d + h * hd,
-                 cvl + size_t(b) * smax * d + h * hd, d, nullptr, smax, hd, scaling, mask_ + size_t(b) * smax,
-                 scores, dctx_ + size_t(i) * d + h * hd);
+          const int i = ih / H, h = ih % H, b = slots[i] / W;
+          float* ctx = dctx_ + size_t(i) * d + h * hd;
+          if (len_[b] == 0) {  // no source token: every key masked, the context is zero
+            std::memset(ctx, 0, sizeof(float) * hd);
+            continue;
+          }
+          const size_t first = size_t(off_[b]) * d + size_t(h) * hd;
+          Attend(K, dq_ + size_t(i) * d + h * hd, ckl + first, cvl + first, d, nullptr, len_[b], hd, scaling, nullptr,
+                 scores, ctx);
         }
         if (t0) prof->Part(Op::kAttentionPart, l, thread, t0, Profiler::Now(), n, smax, hd);
       });
       if (l == align_layer) {
-        // Mean over heads of the attention probabilities (recomputed serially, cheap).
+        // Mean over heads of the attention probabilities (recomputed serially, cheap); zero on the
+        // columns beyond the sentence's own source tokens.
         float* scores = scores_;
         for (int i = 0; i < n; ++i) {
           const int b = slots[i] / W;
           float* al = history->align_row(t, slots[i]);
           std::memset(al, 0, sizeof(float) * x.S);
-          for (int h = 0; h < H; ++h) {
-            AttentionProbs(K, dq_ + size_t(i) * d + h * hd, ckl + size_t(b) * smax * d + h * hd, d, smax, hd,
-                           scaling, mask_ + size_t(b) * smax, scores);
-            for (int j = 0; j < smax; ++j) al[j] += scores[j] / float(H);
+          const size_t first = size_t(off_[b]) * d;
+          for (int h = 0; h < H && len_[b] > 0; ++h) {
+            AttentionProbs(K, dq_ + size_t(i) * d + h * hd, ckl + first + size_t(h) * hd, d, len_[b], hd, scaling,
+                           nullptr, scores);
+            for (int j = 0; j < len_[b]; ++j) al[j] += scores[j] / float(H);
           }
         }
       }

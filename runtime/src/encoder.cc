@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #include "attention.h"
 #include "status_macros.h"
@@ -19,59 +18,47 @@ Status Transformer::Encode(const int32_t* src_ids, const int* src_len, int nb, i
   const Dims& x = dims_;
   const int d = x.d, H = cfg_->encoder_heads, hd = d / H;
   const float scaling = 1.0f / std::sqrt(float(hd));
-  const int rows = nb * smax;
   smax_ = smax;
+  len_ = src_len;
+  off_[0] = 0;
+  for (int b = 0; b < nb; ++b) off_[b + 1] = off_[b] + src_len[b];
+  const int rows = off_[nb];  // real tokens only: no padding row is computed
   const LinearScratch& sc = enc_scratch_;
   {
     Span encoder(prof, Op::kEncoder);
     {
-      // Embeddings; padded rows are zeros and masked (-inf) as keys.
       Span embed(prof, Op::kEncoderEmbed);
       for (int b = 0; b < nb; ++b)
-        for (int i = 0; i < smax; ++i) {
-          float* row = ex_ + (size_t(b) * smax + i) * d;
-          mask_[size_t(b) * smax + i] = i < src_len[b] ? 0.0f : -std::numeric_limits<float>::infinity();
-          if (i < src_len[b]) {
-            Embed(md_->source_embed, src_ids[size_t(b) * x.S + i], i, pos_enc_, row);
-          } else {
-            std::memset(row, 0, sizeof(float) * d);
-          }
-        }
+        for (int i = 0; i < src_len[b]; ++i)
+          Embed(md_->source_embed, src_ids[size_t(b) * x.S + i], i, pos_enc_, ex_ + size_t(off_[b] + i) * d);
     }
     const Act act = ToAct(cfg_->activation);
     const int scores_stride = std::max(x.S, x.T);
     for (int l = 0; l < x.Le; ++l) {
       Span layer(prof, Op::kEncoderLayer, l);
       const EncoderLayerView& W = md_->encoder[size_t(l)];
-      {  // --- self-attention: source padding masked ---
+      {  // --- self-attention: each sentence over its own rows (padding never enters) ---
         Span qkv(prof, Op::kEncSelfAttnQKV, l);
         MTLITE_RETURN_IF_ERROR(Lin(qkv, enc(l, 0), ex_, rows, eq_, nullptr, Act::kNone, sc));
         MTLITE_RETURN_IF_ERROR(Lin(qkv, enc(l, 1), ex_, rows, ek_, nullptr, Act::kNone, sc));
         MTLITE_RETURN_IF_ERROR(Lin(qkv, enc(l, 2), ex_, rows, ev_, nullptr, Act::kNone, sc));
       }
       {
-        // per (sentence, head, query row); padded query rows produce zeros
         Span attention(prof, Op::kEncSelfAttnCore, l);
         uint64_t keys = 0;
-        for (int b = 0; b < nb; ++b) keys += uint64_t(src_len[b]) * uint64_t(smax);
+        for (int b = 0; b < nb; ++b) keys += uint64_t(src_len[b]) * uint64_t(src_len[b]);
         attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, rows, smax, hd);
+        // per (sentence, head): each query row over the sentence's own keys
         const int tasks = std::max(1, std::min(x.threads, nb * H));
         exec_.pool->ParallelFor(tasks, [&](int task, int thread) {
           const uint64_t t0 = prof && thread > 0 ? Profiler::Now() : 0;
           float* scores = scores_ + size_t(task) * scores_stride;
           for (int bh = task; bh < nb * H; bh += tasks) {
-            const int b = bh / H, h = bh % H;
-            const float* mask = mask_ + size_t(b) * smax;
-            const float* keys_b = ek_ + size_t(b) * smax * d + h * hd;
-            const float* values = ev_ + size_t(b) * smax * d + h * hd;
-            for (int i = 0; i < smax; ++i) {
-              float* ctx = ectx_ + (size_t(b) * smax + i) * d + h * hd;
-              if (i >= src_len[b]) {
-                std::memset(ctx, 0, sizeof(float) * hd);
-                continue;
-              }
-              const float* q = eq_ + (size_t(b) * smax + i) * d + h * hd;
-              Attend(K, q, keys_b, values, d, nullptr, smax, hd, scaling, mask, scores, ctx);
+            const int b = bh / H, h = bh % H, n = src_len[b];
+            const size_t first = size_t(off_[b]) * d + size_t(h) * hd;
+            for (int i = 0; i < n; ++i) {
+              const size_t row = first + size_t(i) * d;
+              Attend(K, eq_ + row, ek_ + first, ev_ + first, d, nullptr, n, hd, scaling, nullptr, scores, ectx_ + row);
             }
           }
           if (t0) prof->Part(Op::kAttentionPart, l, thread, t0, Profiler::Now(), rows, smax, hd);
@@ -98,7 +85,7 @@ Status Transformer::Encode(const int32_t* src_ids, const int* src_len, int nb, i
   }
   // Cross-attention K/V of every decoder layer, once per sentence.
   Span cross(prof, Op::kCrossKV);
-  const size_t layer_stride = size_t(x.B) * x.S * d;
+  const size_t layer_stride = size_t(x.B) * x.S * d;  // [layer][packed source row][d]
   for (int l = 0; l < x.Ld; ++l) {
     MTLITE_RETURN_IF_ERROR(Lin(cross, dec(l, 5), ex_, rows, ck_ + l * layer_stride, nullptr, Act::kNone, sc));
     MTLITE_RETURN_IF_ERROR(Lin(cross, dec(l, 6), ex_, rows, cv_ + l * layer_stride, nullptr, Act::kNone, sc));

@@ -24,7 +24,7 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
   float* pos_dec = plan.Get<float>(arena, kBufPosDecoder);
   pos_enc_ = pos_enc ? pos_enc : md.encoder_positions.data;
   pos_dec_ = pos_dec ? pos_dec : md.decoder_positions.data;
-  mask_ = plan.Get<float>(arena, kBufSrcMask);
+  off_ = plan.Get<int>(arena, kBufSrcOffsets);
   ex_ = plan.Get<float>(arena, kBufEncHidden);
   eq_ = plan.Get<float>(arena, kBufEncQ);
   ek_ = plan.Get<float>(arena, kBufEncK);

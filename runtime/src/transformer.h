@@ -35,9 +35,12 @@ class Transformer {
   // sinusoid position tables.
   Status Init(const ModelData& md, const ArenaPlan& plan, uint8_t* arena, const Exec& ex);
 
-  // Encodes nb sentences: ids at src_ids + b*S (S = max source tokens), lengths src_len[b], padded
-  // to smax rows each (padding masked). Then projects the cross-attention K/V of every decoder
-  // layer. Sets the source mask the decoder's cross-attention uses.
+  // Encodes nb sentences: ids at src_ids + b*S (S = max source tokens), lengths src_len[b]. The
+  // sentences' rows are packed (sentence b at rows off[b] .. off[b] + len[b]): no padding row is
+  // ever computed, and attention runs over each sentence's own keys, which is bit-identical to a
+  // padded batch with masked keys (masked keys contribute exact zeros: kernels.h). Then projects
+  // the cross-attention K/V of every decoder layer. smax (the longest source) is the width of the
+  // alignment rows, with zeros beyond a sentence's own length.
   Status Encode(const int32_t* src_ids, const int* src_len, int nb, int smax);
 
   // Decoder position t for n rows: row i continues `slots[i]` (its past through `history`) with
@@ -72,7 +75,8 @@ class Transformer {
   // arena buffers (arena_plan.h)
   const float* pos_enc_ = nullptr;  // [S][d] (or the stored table)
   const float* pos_dec_ = nullptr;  // [T][d]
-  float* mask_ = nullptr;           // [B][smax] additive source-padding mask
+  int* off_ = nullptr;              // [B + 1] first encoder row of each sentence
+  const int* len_ = nullptr;        // source lengths of the current batch
   float *ex_ = nullptr, *eq_ = nullptr, *ek_ = nullptr, *ev_ = nullptr, *ectx_ = nullptr, *effn_ = nullptr;
   float* scores_ = nullptr;         // [threads][max(S, T)]
   float *ck_ = nullptr, *cv_ = nullptr;  // [Ld][B*S][d]

@@ -36,6 +36,7 @@
 #endif
 
 namespace py = pybind11;
+using namespace pybind11::literals;  // "key"_a = value
 
 namespace mtlite {
 namespace python {
@@ -162,80 +163,38 @@ py::dict LimitsDict(const TranslatorLimits& l) {
 
 py::list SizeProfileList(const Model& model) {
   py::list out;
-  for (const SizeComponent& c : model.SizeProfile()) {
-    py::dict d;
-    d["name"] = c.name;
-    d["bytes"] = c.bytes;
-    d["dtypes"] = c.dtypes;
-    out.append(std::move(d));
-  }
+  for (const SizeComponent& c : model.SizeProfile())
+    out.append(py::dict("name"_a = c.name, "bytes"_a = c.bytes, "dtypes"_a = c.dtypes));
   return out;
 }
 
 py::dict ArenaPlanDict(const ArenaPlanInfo& plan) {
   py::list buffers;
-  for (const ArenaBufferInfo& b : plan.buffers) {
-    py::dict d;
-    d["name"] = b.name;
-    d["offset"] = b.offset;
-    d["bytes"] = b.bytes;
-    d["first_phase"] = b.first_phase;
-    d["last_phase"] = b.last_phase;
-    d["persistent"] = b.persistent;
-    buffers.append(std::move(d));
-  }
-  py::dict d;
-  d["total_bytes"] = plan.total_bytes;
-  d["unshared_bytes"] = plan.unshared_bytes;
-  d["phases"] = plan.phases;
-  d["buffers"] = std::move(buffers);
-  return d;
+  for (const ArenaBufferInfo& b : plan.buffers)
+    buffers.append(py::dict("name"_a = b.name, "offset"_a = b.offset, "bytes"_a = b.bytes,
+                            "first_phase"_a = b.first_phase, "last_phase"_a = b.last_phase,
+                            "persistent"_a = b.persistent));
+  return py::dict("total_bytes"_a = plan.total_bytes, "unshared_bytes"_a = plan.unshared_bytes,
+                  "phases"_a = plan.phases, "buffers"_a = buffers);
 }
 
 // A translate call's profile (ProfileView) as plain Python data; entries with calls == 0 are left out.
 py::dict ProfileDict(const ProfileView& v) {
-  py::list entries;
+  py::list entries, events;
   for (size_t i = 0; i < v.num_entries; ++i) {
     const ProfileEntry& e = v.entries[i];
     if (e.calls == 0) continue;
-    py::dict d;
-    d["op"] = e.op;
-    d["component"] = e.component;
-    d["parent"] = e.parent;
-    d["layer"] = e.layer;
-    d["calls"] = e.calls;
-    d["total_ns"] = e.total_ns;
-    d["bytes"] = e.bytes;
-    d["macs"] = e.macs;
-    entries.append(std::move(d));
+    entries.append(py::dict("op"_a = e.op, "component"_a = e.component, "parent"_a = e.parent, "layer"_a = e.layer,
+                            "calls"_a = e.calls, "total_ns"_a = e.total_ns, "bytes"_a = e.bytes, "macs"_a = e.macs));
   }
-  py::list events;
   for (size_t i = 0; i < v.num_events; ++i) {
     const ProfileEvent& e = v.events[i];
-    py::dict d;
-    d["op"] = e.op;
-    d["layer"] = e.layer;
-    d["lane"] = e.lane;
-    d["depth"] = e.depth;
-    d["step"] = e.step;
-    d["start_ns"] = e.start_ns;
-    d["end_ns"] = e.end_ns;
-    d["bytes"] = e.bytes;
-    d["macs"] = e.macs;
-    d["m"] = e.m;
-    d["n"] = e.n;
-    d["k"] = e.k;
-    events.append(std::move(d));
+    events.append(py::dict("op"_a = e.op, "layer"_a = e.layer, "lane"_a = e.lane, "depth"_a = e.depth,
+                           "step"_a = e.step, "start_ns"_a = e.start_ns, "end_ns"_a = e.end_ns, "bytes"_a = e.bytes,
+                           "macs"_a = e.macs, "m"_a = e.m, "n"_a = e.n, "k"_a = e.k));
   }
-  py::dict d;
-  d["wall_ns"] = v.wall_ns;
-  d["steps"] = v.steps;
-  d["sentences"] = v.sentences;
-  d["threads"] = v.threads;
-  d["dropped_events"] = v.dropped_events;
-  d["entries"] = std::move(entries);
-  d["events"] = std::move(events);
-  return d;
+  return py::dict("wall_ns"_a = v.wall_ns, "steps"_a = v.steps, "sentences"_a = v.sentences, "threads"_a = v.threads,
+                  "dropped_events"_a = v.dropped_events, "entries"_a = entries, "events"_a = events);
 }
 
 class PyModel {

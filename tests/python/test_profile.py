@@ -94,7 +94,8 @@ def test_info_size_profile_and_arena_plan_equal_cli(mtlite, cli, int8_model, int
     assert plan == want["arena_plan"]
     assert info["arena_bytes"] == plan["total_bytes"] == want["arena_bytes"]
     assert set(plan) == {"total_bytes", "unshared_bytes", "phases", "buffers"}
-    assert plan["unshared_bytes"] == sum(b["bytes"] for b in plan["buffers"]) >= plan["total_bytes"]
+    # unshared: every buffer at its own (aligned) place
+    assert plan["unshared_bytes"] >= max(plan["total_bytes"], sum(b["bytes"] for b in plan["buffers"]))
     phase = {p: i for i, p in enumerate(plan["phases"])}
     bufs = plan["buffers"]
     for b in bufs:

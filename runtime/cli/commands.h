@@ -53,7 +53,7 @@ struct TranslateArgs : TranslationArgs {
   float length_penalty = 1.0f, max_length_ratio = 0;
   bool alignments = false, output_ids = false, input_ids = false, scores = false, verify = false;
   bool shortlist = false;
-  bool quiet = false;
+  bool quiet = false, stream = false;
   std::string forced_logits;
   std::vector<std::string> texts;
 };

@@ -114,6 +114,7 @@ TEST(CliBadInput, InvalidUtf8IsAPerLineErrorAndTheOtherLinesAreTranslated) {
     }
     EXPECT_EQ(Count(r.err, "invalid UTF-8 in input at byte offset"), kInvalidUtf8.size()) << r.err;
     EXPECT_EQ(Count(r.err, "mtlite translate: line "), kInvalidUtf8.size()) << r.err;
+    EXPECT_EQ(Count(r.err, "sentence 0"), 0u) << "the retried line is named by its line number only:\n" << r.err;
   }
 }
 

@@ -1,14 +1,21 @@
-// Replays a libFuzzer target's inputs without libFuzzer: `<name>_fuzz_replay PATH...` runs
-// LLVMFuzzerInitialize once, then LLVMFuzzerTestOneInput on every file given and on every file
-// of every directory given (sorted, dot files skipped). A failed property aborts, as under
+// Replays a libFuzzer target's inputs without libFuzzer: `<name>_fuzz_replay [-every=N] PATH...`
+// runs LLVMFuzzerInitialize once, then LLVMFuzzerTestOneInput on every file given and on every
+// file of every directory given (sorted, dot files skipped). -every=N (emulated test runs) takes
+// every N-th input only, plus every regression-* file. A failed property aborts, as under
 // libFuzzer. Exits 1 when no input was found (a missing seed directory is an error, not a pass).
+// 64-bit inode numbers and offsets on 32-bit targets too (armv7 readdir() on a host file system
+// fails with EOVERFLOW otherwise).
+#define _FILE_OFFSET_BITS 64
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -22,7 +29,7 @@ namespace {
 void Collect(const std::string& path, std::vector<std::string>* files) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
-    std::fprintf(stderr, "replay: cannot stat %s\n", path.c_str());
+    std::fprintf(stderr, "replay: cannot stat %s: %s\n", path.c_str(), std::strerror(errno));
     return;
   }
   if (!S_ISDIR(st.st_mode)) {
@@ -30,12 +37,18 @@ void Collect(const std::string& path, std::vector<std::string>* files) {
     return;
   }
   std::vector<std::string> entries;
-  if (DIR* d = opendir(path.c_str())) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] != '.') entries.push_back(path + "/" + e->d_name);
-    }
-    closedir(d);
+  DIR* d = opendir(path.c_str());
+  if (d == nullptr) {
+    std::fprintf(stderr, "replay: cannot open %s: %s\n", path.c_str(), std::strerror(errno));
+    return;
   }
+  errno = 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.') entries.push_back(path + "/" + e->d_name);
+    errno = 0;
+  }
+  if (errno != 0) std::fprintf(stderr, "replay: reading %s: %s\n", path.c_str(), std::strerror(errno));
+  closedir(d);
   std::sort(entries.begin(), entries.end());
   for (const std::string& e : entries) Collect(e, files);
 }
@@ -44,8 +57,21 @@ void Collect(const std::string& path, std::vector<std::string>* files) {
 
 int main(int argc, char** argv) {
   if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
-  std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) Collect(argv[i], &files);
+  std::vector<std::string> all, files;
+  long every = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "-every=", 7) == 0) {
+      every = std::strtol(argv[i] + 7, nullptr, 10);
+      if (every < 1) every = 1;
+    } else {
+      Collect(argv[i], &all);
+    }
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    const size_t slash = all[i].rfind('/');
+    const bool regression = all[i].compare(slash == std::string::npos ? 0 : slash + 1, 11, "regression-") == 0;
+    if (regression || i % size_t(every) == 0) files.push_back(all[i]);
+  }
   if (files.empty()) {
     std::fprintf(stderr, "replay: no inputs (usage: %s FILE_OR_DIR...)\n", argv[0]);
     return 1;

@@ -139,11 +139,7 @@ void DecodeArbitraryIds(const SpmTokenizer& tok, const char* side, std::string_v
   }
 }
 
-}  // namespace
-}  // namespace mtlite
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  using namespace mtlite;
+void InitTokenizers() {
   g_state = new State;
   g_state->model = fuzz::LoadFuzzModel();
   g_state->tokenizers = std::make_unique<Tokenizer>(g_state->model->data());
@@ -155,6 +151,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   }
   g_state->max_piece_bytes = std::max(MaxPieceBytes(g_state->model->data().source_vocab),
                                       MaxPieceBytes(g_state->model->data().target_vocab));
+}
+
+}  // namespace
+}  // namespace mtlite
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  mtlite::InitTokenizers();
   return 0;
 }
 

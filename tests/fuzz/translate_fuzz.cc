@@ -119,11 +119,7 @@ bool TranslateChecked(const std::vector<std::string_view>& s, const TranslateOpt
   return true;
 }
 
-}  // namespace
-}  // namespace mtlite
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  using namespace mtlite;
+void InitTranslator() {
   g_state = new State;
   g_state->model = fuzz::LoadFuzzModel();
   TranslatorLimits& lim = g_state->limits;
@@ -140,6 +136,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     std::exit(2);
   }
   g_state->translator = std::move(tr.value());
+}
+
+}  // namespace
+}  // namespace mtlite
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  mtlite::InitTranslator();
   return 0;
 }
 

@@ -361,7 +361,11 @@ int TranslateMain(int argc, char** argv) {
         if (sj.ok()) {
           for (int k = 0; k < res[0].num_hypotheses; ++k) PrintHyp(a, res[0].hypotheses[k], i0 + j, &out);
         } else {
-          std::fprintf(stderr, "mtlite translate: line %zu: %s\n", i0 + j + 1, sj.ToString().c_str());
+          // The line was retried alone: the translator's "sentence 0: " adds nothing to "line N".
+          std::string msg = sj.message();
+          if (msg.compare(0, 12, "sentence 0: ") == 0) msg.erase(0, 12);
+          std::fprintf(stderr, "mtlite translate: line %zu: %s: %s\n", i0 + j + 1, StatusCodeName(sj.code()),
+                       msg.c_str());
           out += '\n';  // keep output lines aligned with input lines
           rc = 1;
         }

@@ -11,7 +11,7 @@
 
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
-#include "unit/host/translator_test_util.h"
+#include "unit/translator_test_util.h"
 
 namespace mtlite {
 namespace {

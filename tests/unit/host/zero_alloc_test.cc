@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "mtlite/mtlite.hpp"
-#include "unit/host/translator_test_util.h"
+#include "unit/translator_test_util.h"
 
 // ---- allocation counting: glibc lets a program interpose malloc & co. ----
 extern "C" {

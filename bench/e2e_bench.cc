@@ -70,7 +70,7 @@ int ParseArgs(int argc, char** argv, Args* a) {
   p.Int("--bw-reps", "N", 1, 1000, &a->bw_reps, "bandwidth passes per buffer size (roofline mode)");
   p.Flag("--no-warmup", &a->no_warmup, "no untimed warm-up call");
   p.Flag("--roofline", &a->roofline, "roofline mode");
-  p.Flag("--profile", &a->profile, "translate with the profiler on (its overhead: bench/profile_overhead.sh)");
+  p.Flag("--profile", &a->profile, "translate with the profiler on (its overhead: bench/profile_overhead.py)");
   p.Check([a] {
     return a->roofline || (!a->input.empty() && !a->output.empty()) ? std::string()
                                                                      : "--input and --output are required";
@@ -269,6 +269,7 @@ int main(int argc, char** argv) {
   w.Key("kernels").String(mtlite::kernels::BestKernels().name);
   w.Key("batch").Int(a.batch).Key("beam").Int(a.beam).Key("threads").Int(a.threads);
   w.Key("max_length").Int(opt.max_length).Key("repeat").Int(a.repeat).Key("warmup").Bool(!a.no_warmup);
+  w.Key("profile").Bool(a.profile);
   w.Key("sentences").Uint(n).Key("calls_per_run").Uint((n + bsz - 1) / bsz).Key("target_tokens").Int(target_tokens);
   w.Key("total_s").Fixed(total_s, 6).Key("total_s_runs").BeginArray(mtlite::cli::JsonWriter::kInline);
   for (double t : run_totals) w.Fixed(t, 6);

@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "json_writer.h"
+#include "kernels.h"
 #include "marian_layout.h"
 #include "measure.h"
 #include "mtlite/mtlite.hpp"
@@ -141,6 +142,13 @@ class TraceWriter {
     std::fprintf(f_, "\n],\n\"otherData\": %s}\n", other_data.c_str());
     const bool ok = !std::ferror(f_);
     return std::fclose(f_) == 0 && ok;
+  }
+
+  // A failed run: the partial file is removed.
+  void Discard(const std::string& path) {
+    std::fclose(f_);
+    f_ = nullptr;
+    std::remove(path.c_str());
   }
 
   size_t events() const { return events_; }
@@ -594,8 +602,7 @@ int ProfileMain(int argc, char** argv) {
   m.arena_bytes = translator.arena_bytes();
   m.arena_bytes_unprofiled = unprofiled.ok() ? unprofiled.value() : 0;
   m.file_bytes = md.file_size();
-  m.roof.kernels = "?";
-  GemmGops(0, 0, 0, 0, &m.roof.kernels);  // the kernel table's name only
+  m.roof.kernels = kernels::BestKernels().name;
 
   TraceWriter trace;
   if (!a.trace.empty() && !trace.Open(a.trace, a.model, a.threads)) return Fail("cannot write " + a.trace);
@@ -623,6 +630,7 @@ int ProfileMain(int argc, char** argv) {
         const std::string where = n == 1 ? "line " + std::to_string(line_no[i0])
                                          : "lines " + std::to_string(line_no[i0]) + ".." +
                                                std::to_string(line_no[i0 + n - 1]);
+        if (trace.is_open()) trace.Discard(a.trace);
         return Fail(where + ": " + s.ToString());
       }
       const ProfileView* v = translator.last_profile();

@@ -258,8 +258,10 @@ class ProfileCliTest(unittest.TestCase):
         _, err = run([self.bin, "profile", "-m", self.model, "--trace", os.path.join(self.dir, "no", "t.json"),
                       "hi"], 1)
         self.assertIn("cannot write", err)
-        _, err = run([self.bin, "profile", "-m", self.model], 1, stdin=b"A dog.\n\xff\xfe runs\n")
+        partial = os.path.join(self.dir, "partial.json")
+        _, err = run([self.bin, "profile", "-m", self.model, "--trace", partial], 1, stdin=b"A dog.\n\xff\xfe runs\n")
         self.assertIn("line 2: INVALID_ARGUMENT", err)
+        self.assertFalse(os.path.exists(partial), "a failed run leaves no partial trace")
         _, err = run([self.bin, "profile", "-m", self.model, "--repeat", "0", "hi"], 2)
         self.assertIn("--repeat must be an integer", err)
         _, err = run([self.bin, "attention", "-m", self.model, "hi", "-o", "x.png"], 2)

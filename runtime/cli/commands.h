@@ -60,6 +60,29 @@ struct TranslateArgs : TranslationArgs {
 ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs* out);
 int TranslateMain(int argc, char** argv);
 
+// mtlite profile -m MODEL [--input FILE | TEXT ...] [options]   (docs/profiling.md)
+struct ProfileArgs : TranslationArgs {
+  std::string input, trace, json;
+  std::vector<std::string> texts;
+  int repeat = 1;
+  bool layers = false, roofline = false, quiet = false;
+  int roofline_mib = 256;
+};
+ParseResult ParseProfileArgs(int argc, const char* const* argv, ProfileArgs* out);
+int ProfileMain(int argc, char** argv);
+
+// mtlite attention -m MODEL TEXT [TEXT ...] [-o MAP.svg|MAP.json] [--json FILE] [options]
+// The TEXTs are translated as one batch (TranslationArgs::batch = their number); --sentence
+// picks the one drawn, so a longer sentence beside it shows the padding columns.
+struct AttentionArgs : TranslationArgs {
+  std::string output, json;
+  std::vector<std::string> texts;
+  int sentence = 0, layer = -1;
+  bool crop = false;
+};
+ParseResult ParseAttentionArgs(int argc, const char* const* argv, AttentionArgs* out);
+int AttentionMain(int argc, char** argv);
+
 // The size profile as a table (component, bytes, % of `file_bytes`, dtypes) and a total line:
 // what `mtlite info` and `mtlite convert` print.
 void PrintSizeTable(const std::vector<SizeComponent>& profile, uint64_t file_bytes);

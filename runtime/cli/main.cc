@@ -1,4 +1,4 @@
-// mtlite: convert | info | translate | version
+// mtlite: convert | info | translate | profile | attention | version
 #include <cstdio>
 #include <cstring>
 
@@ -22,6 +22,8 @@ constexpr Command kCommands[] = {
     {"convert", "HF MarianMT checkpoint directory -> .mtlite model file (host builds)", mtlite::cli::ConvertMain},
     {"info", "size profile, config and checksums of a model file", mtlite::cli::InfoMain},
     {"translate", "translate lines of stdin or the arguments", mtlite::cli::TranslateMain},
+    {"profile", "latency profile: per-op table, latency, memory; Chrome trace and JSON report", mtlite::cli::ProfileMain},
+    {"attention", "cross-attention heatmap of one sentence (SVG, JSON)", mtlite::cli::AttentionMain},
     {"version", "print the version", VersionMain},
 };
 

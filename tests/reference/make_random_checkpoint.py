@@ -76,19 +76,29 @@ PRESETS = {
                   scale_embedding=False, untied_lm_head=True, store_positions=False,
                   logit_gain=2.0, eos_clock=5.0, eos_bias=0.0,
                   lang_codes=[">>deu<<", ">>fra<<", ">>xx<<", ">>por<<", ">>zho_Hans<<", ">>ünï<<"]),
+    # Helsinki-NLP OPUS-MT base shapes (74 M parameters): d 512, 8 heads, 6+6 layers, FFN 2048,
+    # swish, one shared vocabulary of 58,101 (the demo's 8001 pieces + fillers, see vocab_size);
+    # for profiling (mtlite profile), not parity: make it in a build directory, not in git.
+    "opus-base": dict(d_model=512, enc_heads=8, dec_heads=8, enc_layers=6, dec_layers=6,
+                      enc_ffn=2048, dec_ffn=2048, activation="swish", target_vocab=0, dtype="F16",
+                      logit_gain=2.0, eos_clock=5.0, eos_bias=0.0, vocab_size=58101),
     "small-sep": dict(d_model=64, enc_heads=2, dec_heads=4, enc_layers=1, dec_layers=2, enc_ffn=128,
                       dec_ffn=192, activation="swish", target_vocab=3001, dtype="F32",
                       logit_gain=2.0, eos_clock=3.0, eos_bias=0.0, sublayer_gain=0.8),
 }
 
 
-def vocab_with_codes(lang_codes=()):
-    """The demo's vocab.json {piece: id} with each language code not already in it appended."""
+def vocab_with_codes(lang_codes=(), vocab_size=0):
+    """The demo's vocab.json {piece: id} with each language code not already in it appended,
+    then filler pieces "▁w<id>" up to vocab_size entries (0: none). Fillers are not sentencepiece
+    pieces: the tokenizer never produces them, a decoder may generate them (text " w123")."""
     with open(os.path.join(DEMO, "vocab.json"), encoding="utf-8") as f:
         vocab = json.load(f)
     for code in lang_codes:
         if code not in vocab:
             vocab[code] = len(vocab)
+    while len(vocab) < vocab_size:
+        vocab[f"\u2581w{len(vocab)}"] = len(vocab)
     return vocab
 
 
@@ -96,7 +106,7 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
           activation, target_vocab=0, dtype="F32", seed=1, std=None, embed_std=None,
           eos_bias=None, scale_embedding=True, untied_lm_head=False, store_positions=True,
           max_positions=256, anti_repeat=True, sublayer_gain=0.5, eos_clock=0.0,
-          eos_clock_start=10, logit_gain=1.0, lang_codes=()):
+          eos_clock_start=10, logit_gain=1.0, lang_codes=(), vocab_size=0):
     rng = np.random.Generator(np.random.PCG64(seed))
     d = d_model
     std = std if std is not None else 1.0 / np.sqrt(d)
@@ -109,7 +119,7 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
     def normal(shape, s):
         return (rng.standard_normal(size=shape) * s).astype(np.float32)
 
-    src_vocab = vocab_with_codes(lang_codes)
+    src_vocab = vocab_with_codes(lang_codes, vocab_size)
     vs = len(src_vocab)
     eos, unk, src_pad = src_vocab["</s>"], src_vocab["<unk>"], src_vocab["<pad>"]
     separate = bool(target_vocab)
@@ -211,7 +221,7 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
         json.dump(gen, f, indent=2)
     for fn in ("source.spm", "target.spm", "vocab.json"):
         shutil.copyfile(os.path.join(DEMO, fn), os.path.join(out, fn))
-    if lang_codes:
+    if lang_codes or vocab_size:
         with open(os.path.join(out, "vocab.json"), "w", encoding="utf-8") as f:
             json.dump(src_vocab, f, ensure_ascii=False, indent=1)
     tok = {"source_lang": "en", "target_lang": "de", "model_max_length": 256,

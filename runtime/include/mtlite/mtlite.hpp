@@ -133,6 +133,21 @@ class Model {
   // unchanged for the Model's lifetime, and be 64-byte aligned for in-place SIMD reads.
   static Result<std::shared_ptr<const Model>> FromBuffer(const void* data, size_t size,
                                                          const LoadOptions& options = {});
+
+  // Caller-owned storage (firmware; see docs/deploy.md). The loader's tables (layer views,
+  // tokenizer piece/vocab views, the checksum list), the Model object and its shared_ptr control
+  // block are placed in `storage` (64-byte aligned, at least StorageBytes(data, size) bytes), so
+  // loading a valid model allocates nothing on the heap. Both buffers must outlive the Model (the
+  // last shared_ptr); releasing it runs the destructor and frees nothing. The one difference to
+  // the allocating loaders: config().bad_word_ids leaves out <pad>, which every search masks
+  // anyway (Marian's usual bad_words_ids [[pad]] then costs no std::vector allocation); other
+  // banned ids are kept (and do allocate the vector). A too small `storage` is
+  // kResourceExhausted with the number of bytes needed.
+  static Result<std::shared_ptr<const Model>> FromBuffer(const void* data, size_t size, void* storage,
+                                                         size_t storage_bytes, const LoadOptions& options = {});
+  // Bytes of `storage` the overload above needs for the model at data[0, size) (runs the
+  // FlatBuffers verifier; kInvalidModel if the buffer is no mtlite model).
+  static Result<size_t> StorageBytes(const void* data, size_t size);
   ~Model();
   const ModelConfig& config() const;
   size_t file_size() const;
@@ -146,8 +161,10 @@ class Model {
   const detail::ModelData& data() const { return *data_; }
 
  private:
-  Model();
-  std::unique_ptr<detail::ModelData> data_;
+  Model();                                 // heap ModelData, owned
+  explicit Model(detail::ModelData* data); // placed in caller storage, destroyed in place
+  detail::ModelData* data_;
+  bool owns_data_;
 };
 
 // Declared limits; the arena is sized for them once, at Translator creation.

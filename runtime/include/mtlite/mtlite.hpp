@@ -300,11 +300,23 @@ class Translator {
  public:
   static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> model,
                                                     const TranslatorLimits& limits = {});
-  // Arena bytes a Translator would need for these limits (no allocation of the arena).
+  // Caller-owned arena (firmware; see docs/deploy.md): the Translator's objects and every buffer
+  // are placed in arena[0, bytes), which must be 64-byte aligned and at least ArenaBytes(model,
+  // limits) long (else kResourceExhausted says how many bytes are needed). With int8 weights
+  // and num_threads 1 nothing is allocated on the heap, not even here (threads > 1 start worker
+  // threads; f32/f16 weights with XNNPACK create its operators). The arena must outlive the
+  // Translator; destroying the Translator (the unique_ptr) runs its destructor and frees nothing.
+  static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> model,
+                                                    const TranslatorLimits& limits, void* arena, size_t bytes);
+  // Arena bytes a Translator needs for these limits (its objects and its planned buffers): what
+  // Create allocates, or what a caller-owned arena must hold. Allocates nothing.
   static Result<size_t> ArenaBytes(const Model& model, const TranslatorLimits& limits);
   // The per-buffer plan behind ArenaBytes (allocates the description; not for a device's hot path).
   static Result<ArenaPlanInfo> PlanArena(const Model& model, const TranslatorLimits& limits);
   ~Translator();
+  // Translators live in their arena (a heap block from Create, or the caller's): deleting one
+  // frees the heap block, or nothing for a caller-owned arena.
+  static void operator delete(void* p);
 
   size_t arena_bytes() const;
   const TranslatorLimits& limits() const;
@@ -332,8 +344,13 @@ class Translator {
 
  private:
   friend struct detail::TestingAccess;
-  explicit Translator(std::unique_ptr<TranslatorImpl> impl);
-  std::unique_ptr<TranslatorImpl> impl_;
+  struct ImplDeleter {  // the TranslatorImpl lives in the arena: destroy it in place
+    void operator()(TranslatorImpl* impl) const;
+  };
+  explicit Translator(TranslatorImpl* impl);
+  static Result<std::unique_ptr<Translator>> Place(std::shared_ptr<const Model> model, const TranslatorLimits& limits,
+                                                   uint8_t* block, size_t bytes, bool heap_block);
+  std::unique_ptr<TranslatorImpl, ImplDeleter> impl_;
 };
 
 // Text <-> ids with the model's own tokenizer (allocating convenience API).

@@ -1,4 +1,4 @@
-// mtlite: convert | info | translate | version
+// mtlite: convert | info | translate | embed | version
 #include <cstdio>
 #include <cstring>
 
@@ -22,6 +22,7 @@ constexpr Command kCommands[] = {
     {"convert", "HF MarianMT checkpoint directory -> .mtlite model file (host builds)", mtlite::cli::ConvertMain},
     {"info", "size profile, config and checksums of a model file", mtlite::cli::InfoMain},
     {"translate", "translate lines of stdin or the arguments", mtlite::cli::TranslateMain},
+    {"embed", "model file -> read-only data (.S or .c) for a firmware image", mtlite::cli::EmbedMain},
     {"version", "print the version", VersionMain},
 };
 

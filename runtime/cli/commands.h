@@ -25,15 +25,26 @@ struct ConvertArgs {
 ParseResult ParseConvertArgs(int argc, const char* const* argv, ConvertArgs* out);
 int ConvertMain(int argc, char** argv);  // "no converter in this build" (exit 2) in cross builds
 
-// mtlite info MODEL [--json] [--verify] [--limits BATCH,SRC,TGT,BEAM]
+// mtlite info MODEL [--json] [--verify] [--limits BATCH,SRC,TGT,BEAM [--threads N] [--header FILE]]
 struct InfoArgs {
   std::string path;
   bool json = false, verify = false;
   bool limits_given = false;
   TranslatorLimits limits;
+  std::string header;  // --header: write the RAM budget as C macros (needs --limits)
+  bool quiet = false;  // print nothing but errors (e.g. with --header in a build)
 };
 ParseResult ParseInfoArgs(int argc, const char* const* argv, InfoArgs* out);
 int InfoMain(int argc, char** argv);
+
+// mtlite embed MODEL -o model_data.S|.c [--symbol NAME] [--section NAME]
+struct EmbedArgs {
+  std::string model, output;
+  std::string symbol = "mtlite_model_data";
+  std::string section = ".rodata";
+};
+ParseResult ParseEmbedArgs(int argc, const char* const* argv, EmbedArgs* out);
+int EmbedMain(int argc, char** argv);
 
 // Options of everything that translates with a model (translate, bench/e2e_bench).
 struct TranslationArgs {

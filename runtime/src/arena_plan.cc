@@ -185,8 +185,12 @@ void ArenaPlan::Place() {
   // Order: largest first, then declaration order (deterministic).
   int order[kNumBuffers];
   for (int i = 0; i < kNumBuffers; ++i) order[i] = i;
-  std::stable_sort(order, order + kNumBuffers,
-                   [&](int a, int b) { return AlignUp(bufs_[a].bytes) > AlignUp(bufs_[b].bytes); });
+  // std::sort with the index as tie-break: the stable order without std::stable_sort's temporary
+  // buffer (a heap allocation; creating a translator in a caller-owned arena allocates nothing).
+  std::sort(order, order + kNumBuffers, [&](int a, int b) {
+    const size_t sa = AlignUp(bufs_[a].bytes), sb = AlignUp(bufs_[b].bytes);
+    return sa != sb ? sa > sb : a < b;
+  });
   int placed[kNumBuffers];
   int num_placed = 0;
   total_ = 0;

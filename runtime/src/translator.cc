@@ -2,12 +2,15 @@
 //   options and inputs checked -> tokenize (tokenizer.h) -> encoder + cross K/V
 //   (transformer.h) -> greedy or beam search (search.h) over decoder steps -> backtracking
 //   (beam_history.h) and detokenization into result views.
-// Memory: one arena, planned from TranslatorLimits (arena_plan.h) and allocated in Create();
-// translate() never touches the heap.
+// Memory: one arena, planned from TranslatorLimits (arena_plan.h), with the Translator's own
+// objects at its head (see "Object placement" below); Create() allocates it as one block, or
+// takes the caller's. translate() never touches the heap.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -41,10 +44,6 @@ namespace {
 Status Err(StatusCode c, std::string m) { return Status(c, std::move(m)); }
 std::string Sentence(size_t b) { return "sentence " + std::to_string(b) + ": "; }
 
-struct FreeDeleter {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
-
 #ifdef MTLITE_USE_XNNPACK
 struct XnnPoolDeleter {
   void operator()(pthreadpool* p) const { pthreadpool_destroy(p); }
@@ -56,7 +55,9 @@ using XnnPool = std::unique_ptr<pthreadpool, XnnPoolDeleter>;
 
 class TranslatorImpl : public detail::StepModel {
  public:
-  Status Init(std::shared_ptr<const Model> model, const TranslatorLimits& limits);
+  // `arena`: 64-byte aligned, `arena_bytes` >= the plan's total (checked).
+  Status Init(std::shared_ptr<const Model> model, const TranslatorLimits& limits, uint8_t* arena,
+              size_t arena_bytes);
   Status Run(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
              const TranslateOptions& opt, const SentenceResultView** out);
   Status RunImpl(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
@@ -74,7 +75,7 @@ class TranslatorImpl : public detail::StepModel {
   ArenaPlan plan;
   detail::FaultInjector fault;
 
-  uint8_t* arena() const { return arena_.get(); }
+  uint8_t* arena() const { return arena_; }
   const ProfileView* last_profile() const { return profiled_ ? &prof_.view() : nullptr; }
 
  private:
@@ -91,7 +92,7 @@ class TranslatorImpl : public detail::StepModel {
 #endif
   detail::Exec exec_;
   std::optional<SpmTokenizer> src_tok_, tgt_tok_;
-  std::unique_ptr<uint8_t, FreeDeleter> arena_;  // declared before net_: destroyed after it
+  uint8_t* arena_ = nullptr;    // the planned buffers (not owned: see Translator::operator delete)
   detail::Transformer net_;
   detail::BeamHistory history_;
   detail::SearchBuffers search_;
@@ -117,7 +118,8 @@ class TranslatorImpl : public detail::StepModel {
   bool texts_mode_ = false;     // inputs were text (decode outputs to text)
 };
 
-Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const TranslatorLimits& limits) {
+Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const TranslatorLimits& limits, uint8_t* arena,
+                           size_t arena_bytes) {
   model_ = std::move(model);
   md_ = &model_->data();
   cfg_ = &md_->config;
@@ -136,13 +138,11 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
     }
   }
 #endif
-  // Not zero-filled: every buffer is written before it is read, and pages the declared limits
-  // reserve but a translation never reaches stay untouched (not resident).
-  arena_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, plan.total_bytes())));
-  if (!arena_)
-    return Err(StatusCode::kResourceExhausted,
-               "cannot allocate the arena of " + std::to_string(plan.total_bytes()) + " bytes");
-  uint8_t* a = arena_.get();
+  if (plan.total_bytes() > arena_bytes)
+    return Err(StatusCode::kResourceExhausted, "arena too small for the plan (" + std::to_string(plan.total_bytes()) +
+                                                   " bytes needed)");
+  arena_ = arena;
+  uint8_t* a = arena_;
   if (Status s = pool_.Init(lim.num_threads); !s.ok()) return s;
   exec_ = {&kernels::BestKernels(), &pool_, &fault, nullptr};
 #ifdef MTLITE_USE_XNNPACK
@@ -381,29 +381,106 @@ Status TranslatorImpl::Forced(const int32_t* src, int src_len, const int32_t* tg
 // ---------------------------------------------------------------------------------------------
 // Public API
 
+// Object placement. One 64-byte aligned block holds a Translator completely:
+//   [ArenaHead][Translator][TranslatorImpl][planned buffers (ArenaPlan)]
+// Create() allocates the block (not zero-filled: every buffer is written before it is read, and
+// pages the declared limits reserve but a translation never reaches stay untouched, not
+// resident); the caller-arena Create() places the same layout in the caller's memory and
+// allocates nothing. Deleting the Translator destroys the objects in place, then
+// Translator::operator delete frees the block if the head says it came from the heap.
+namespace {
+
+struct ArenaHead {
+  uint64_t magic;
+  void* heap_block;  // the block to free with the Translator, or null (caller-owned arena)
+};
+constexpr uint64_t kArenaMagic = 0x6d746c6974656172ull;  // "mtlitear"
+constexpr size_t kArenaAlign = 64;
+constexpr size_t ArenaAlignUp(size_t x) { return (x + kArenaAlign - 1) & ~(kArenaAlign - 1); }
+constexpr size_t kTranslatorOffset = ArenaAlignUp(sizeof(ArenaHead));
+constexpr size_t kImplOffset = kTranslatorOffset + ArenaAlignUp(sizeof(Translator));
+constexpr size_t kHeadBytes = kImplOffset + ArenaAlignUp(sizeof(TranslatorImpl));  // before the planned buffers
+
+}  // namespace
+
+// Places a Translator in block[0, bytes) (64-byte aligned, bytes >= ArenaBytes).
+Result<std::unique_ptr<Translator>> Translator::Place(std::shared_ptr<const Model> model,
+                                                      const TranslatorLimits& limits, uint8_t* block, size_t bytes,
+                                                      bool heap_block) {
+  new (block) ArenaHead{kArenaMagic, nullptr};
+  auto* impl = new (block + kImplOffset) TranslatorImpl();
+  if (Status s = impl->Init(std::move(model), limits, block + kHeadBytes, bytes - kHeadBytes); !s.ok()) {
+    impl->~TranslatorImpl();
+    return s;
+  }
+  reinterpret_cast<ArenaHead*>(block)->heap_block = heap_block ? block : nullptr;
+  return std::unique_ptr<Translator>(new (block + kTranslatorOffset) Translator(impl));
+}
+
 Result<std::unique_ptr<Translator>> Translator::Create(std::shared_ptr<const Model> model,
                                                        const TranslatorLimits& limits) {
   if (!model) return Err(StatusCode::kInvalidArgument, "null model");
-  auto impl = std::make_unique<TranslatorImpl>();
-  if (Status s = impl->Init(std::move(model), limits); !s.ok()) return s;
-  return std::unique_ptr<Translator>(new Translator(std::move(impl)));
+  auto bytes = ArenaBytes(*model, limits);
+  if (!bytes.ok()) return bytes.status();
+  auto* block = static_cast<uint8_t*>(std::aligned_alloc(kArenaAlign, ArenaAlignUp(bytes.value())));
+  if (!block)
+    return Err(StatusCode::kResourceExhausted, "cannot allocate the arena of " + std::to_string(bytes.value()) + " bytes");
+  auto t = Place(std::move(model), limits, block, bytes.value(), true);
+  if (!t.ok()) std::free(block);
+  return t;
 }
+
+Result<std::unique_ptr<Translator>> Translator::Create(std::shared_ptr<const Model> model,
+                                                       const TranslatorLimits& limits, void* arena, size_t bytes) {
+  if (!model) return Err(StatusCode::kInvalidArgument, "null model");
+  if (!arena) return Err(StatusCode::kInvalidArgument, "null arena");
+  if (reinterpret_cast<uintptr_t>(arena) % kArenaAlign != 0)
+    return Err(StatusCode::kInvalidArgument,
+               "the arena must be 64-byte aligned (declare it with alignas(64) or __attribute__((aligned(64))))");
+  auto need = ArenaBytes(*model, limits);
+  if (!need.ok()) return need.status();
+  if (bytes < need.value())
+    return Err(StatusCode::kResourceExhausted,
+               "arena of " + std::to_string(bytes) + " bytes is too small: these limits need " +
+                   std::to_string(need.value()) + " bytes (Translator::ArenaBytes; `mtlite info --limits` prints it)");
+  return Place(std::move(model), limits, static_cast<uint8_t*>(arena), bytes, false);
+}
+
+void Translator::operator delete(void* p) {
+  if (!p) return;
+  const auto* head = reinterpret_cast<const ArenaHead*>(static_cast<uint8_t*>(p) - kTranslatorOffset);
+  if (head->magic == kArenaMagic && head->heap_block) std::free(head->heap_block);
+}
+
+void Translator::ImplDeleter::operator()(TranslatorImpl* impl) const { impl->~TranslatorImpl(); }
 
 Result<size_t> Translator::ArenaBytes(const Model& model, const TranslatorLimits& limits) {
   auto plan = ArenaPlan::Make(model.data(), limits);
   if (!plan.ok()) return plan.status();
-  return plan.value().total_bytes();
+  return kHeadBytes + plan.value().total_bytes();
 }
 
 Result<ArenaPlanInfo> Translator::PlanArena(const Model& model, const TranslatorLimits& limits) {
   auto plan = ArenaPlan::Make(model.data(), limits);
   if (!plan.ok()) return plan.status();
-  return plan.value().Describe();
+  // The planned buffers follow the Translator's objects (the head): one more persistent buffer.
+  ArenaPlanInfo info = plan.value().Describe();
+  for (ArenaBufferInfo& b : info.buffers) b.offset += kHeadBytes;
+  ArenaBufferInfo head;
+  head.name = "translator.objects";
+  head.bytes = kHeadBytes;
+  head.persistent = true;
+  head.first_phase = info.phases.front();
+  head.last_phase = info.phases.back();
+  info.buffers.insert(info.buffers.begin(), std::move(head));
+  info.total_bytes += kHeadBytes;
+  info.unshared_bytes += kHeadBytes;
+  return info;
 }
 
-Translator::Translator(std::unique_ptr<TranslatorImpl> impl) : impl_(std::move(impl)) {}
+Translator::Translator(TranslatorImpl* impl) : impl_(impl) {}
 Translator::~Translator() = default;
-size_t Translator::arena_bytes() const { return impl_->plan.total_bytes(); }
+size_t Translator::arena_bytes() const { return kHeadBytes + impl_->plan.total_bytes(); }
 const TranslatorLimits& Translator::limits() const { return impl_->lim; }
 const ProfileView* Translator::last_profile() const { return impl_->last_profile(); }
 

@@ -11,15 +11,16 @@ and in ONE run measures, interleaved, for every shape x batch x threads x search
                     from a detached worktree outside the repository)
   mtlite-shortlist  this build with --shortlist-args appended (only when given)
   torch-fp32        PyTorch eager fp32 (bench/torch_marian.py)        on the first --torch-sentences
-  torch-int8        PyTorch quantize_dynamic int8                     sentences (batch 16: >= 16)
+  torch-int8        PyTorch quantize_dynamic int8                     sentences (batch 16: >= 16),
+                    one process per (shape, threads) running all its (batch, beam)
 
-Each engine configuration runs twice per repetition, with --max-length L and with --max-length 1
+Every mtlite configuration runs twice per repetition, with --max-length L and with --max-length 1
 (tokenizer + encoder + cross K/V + one step): the difference over L-1 steps per call is the
 decoder step. Each repetition first measures the machine: single-core streaming-read bandwidth
 over a 1 GiB buffer (e2e_bench --roofline --bw-mib 1024) and the int8 GEMM peak of the dispatched
 kernel table (gemm_bench, m = 16 and 64, weights in cache, best GOPS). Medians over --reps (>= 3).
 
-  /usr/bin/python3 bench/run_shapes.py                  # the full run (about 35-45 min idle)
+  /usr/bin/python3 bench/run_shapes.py                  # the full run (about 30 min idle: --plan)
   /usr/bin/python3 bench/run_shapes.py --resume         # go on after an interruption
   /usr/bin/python3 bench/run_shapes.py --plan           # what would run, and the expected time
   /usr/bin/python3 bench/run_shapes.py --smoke          # all shapes and engines, tiny (a few min)
@@ -79,7 +80,9 @@ def torch_counts(s):
     try:
         if ":" not in s:
             n = int(s)
-            return {k: n for k in SHAPES} if n >= 1 else None
+            if n < 1:
+                raise ValueError
+            return {k: n for k in SHAPES}
         for part in s.split(","):
             k, _, v = part.partition(":")
             if k.strip() not in SHAPES or int(v) < 1:
@@ -182,6 +185,18 @@ def file_id(path):
     return [st.st_size, int(st.st_mtime)]
 
 
+def repo_relative(x):
+    """x with every string path inside the repository made relative to its root (reports are
+    committed: they name no machine's directories)."""
+    if isinstance(x, str):
+        return os.path.relpath(x, ROOT) if x.startswith(ROOT + os.sep) or x == ROOT else x
+    if isinstance(x, dict):
+        return {k: repo_relative(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [repo_relative(v) for v in x]
+    return x
+
+
 def cpu_flags():
     try:
         with open("/proc/cpuinfo") as f:
@@ -225,10 +240,22 @@ def ensure_baseline(a):
     exes = {"e2e_bench": os.path.join(bdir, "bench", "e2e_bench"), "mtlite": os.path.join(bdir, "mtlite")}
     want = run(["git", "-C", ROOT, "rev-parse", a.baseline_rev + "^{commit}"], "git rev-parse").strip()
     stamp = os.path.join(bdir, "mtlite_baseline_rev")
-    if all(os.path.exists(p) for p in exes.values()) and os.path.exists(stamp):
-        with open(stamp) as f:
-            if f.read().strip() == want:
-                return exes, want
+    if all(os.path.exists(p) for p in exes.values()):
+        have = ""
+        if os.path.exists(stamp):
+            with open(stamp) as f:
+                have = f.read().strip()
+        else:  # a build made by hand: the revision of its source tree
+            try:
+                with open(os.path.join(bdir, "CMakeCache.txt")) as f:
+                    home = next((l.split("=", 1)[1].strip() for l in f if l.startswith("CMAKE_HOME_DIRECTORY")), "")
+                have = git_head(home) if home else ""
+            except OSError:
+                pass
+        if have == want:
+            return exes, want
+        raise SetupError(f"{bdir} holds a build of {have or 'an unknown revision'}, not {a.baseline_rev} ({want}); "
+                         "remove it or name another --baseline-build")
     src = a.baseline_src or os.path.join(tempfile.gettempdir(), f"mtlite-baseline-{a.baseline_rev}")
     src = os.path.abspath(src)
     if os.path.commonpath([src, ROOT]) == ROOT:
@@ -629,32 +656,30 @@ def criteria(a, meta, rows):
         add("OPUS-MT base, batch 1, 1 thread, greedy: weight GB/s ÷ measured DRAM GB/s",
             f"{100 * v:.0f} % ({r['gbs']:.1f} of {dram:.1f} GB/s)" if v else "–", "≥ 90 %",
             None if v is None else v >= 0.90)
-    for shape in ("base", "tiny32k"):
-        if shape not in a.shapes:
-            continue
+    def speedup(name, x, y, want, label="", note=""):
+        """tokens/s of result key x over key y against `want`."""
+        tx, ty = idx.get(x, {}).get("tokens_per_s"), idx.get(y, {}).get("tokens_per_s")
+        v = tx / ty if tx and ty else None
+        add(name, f"{v:.2f}×" if v else "–", f"≥ {want}×{label}", None if v is None else v >= want,
+            "" if v else note)
+
+    def search(k):
+        return "greedy" if k == 1 else f"beam {k}"
+
+    for shape in [s for s in ("base", "tiny32k") if s in a.shapes]:
         for k in (1, 4):
-            x, y = idx.get((shape, 1, 1, k, "mtlite-shortlist"), {}), idx.get((shape, 1, 1, k, "mtlite-int8"), {})
-            v = x.get("tokens_per_s") / y["tokens_per_s"] if x.get("tokens_per_s") and y.get("tokens_per_s") else None
-            add(f"{shape}, batch 1, 1 thread, {'greedy' if k == 1 else f'beam {k}'}: shortlist ÷ none",
-                f"{v:.2f}×" if v else "–", "≥ 2.5×", None if v is None else v >= 2.5,
-                "" if v else "needs --shortlist-args (no shortlist in this build's e2e_bench?)")
+            speedup(f"{shape}, batch 1, 1 thread, {search(k)}: shortlist ÷ none", (shape, 1, 1, k, "mtlite-shortlist"),
+                    (shape, 1, 1, k, "mtlite-int8"), 2.5,
+                    note="needs --shortlist-args (no shortlist in this build's e2e_bench?)")
     vnni = meta.get("vnni")
     for shape in a.shapes:
         for (b, k, lo) in ((16, 1, 1.2), (1, 4, 1.3), (16, 4, 1.3)):
-            x, y = idx.get((shape, b, 1, k, "mtlite-int8"), {}), idx.get((shape, b, 1, k, "mtlite-turn1"), {})
-            v = x.get("tokens_per_s") / y["tokens_per_s"] if x.get("tokens_per_s") and y.get("tokens_per_s") else None
-            want = 1.5 if vnni else lo
-            add(f"{shape}, batch {b}, 1 thread, {'greedy' if k == 1 else f'beam {k}'}: this build ÷ turn 1",
-                f"{v:.2f}×" if v else "–", f"≥ {want}× ({'VNNI' if vnni else 'no VNNI'})",
-                None if v is None else v >= want)
-    for shape in ("tiny32k", "base"):
-        if shape not in a.shapes:
-            continue
+            speedup(f"{shape}, batch {b}, 1 thread, {search(k)}: this build ÷ turn 1", (shape, b, 1, k, "mtlite-int8"),
+                    (shape, b, 1, k, "mtlite-turn1"), 1.5 if vnni else lo, " (VNNI)" if vnni else " (no VNNI)")
+    for shape in [s for s in ("tiny32k", "base") if s in a.shapes]:
         for k in (1, 4):
-            x, y = idx.get((shape, 16, 2, k, "mtlite-int8"), {}), idx.get((shape, 16, 1, k, "mtlite-int8"), {})
-            v = x.get("tokens_per_s") / y["tokens_per_s"] if x.get("tokens_per_s") and y.get("tokens_per_s") else None
-            add(f"{shape}, batch 16, {'greedy' if k == 1 else f'beam {k}'}: 2 threads ÷ 1 thread",
-                f"{v:.2f}×" if v else "–", "≥ 1.7×", None if v is None else v >= 1.7)
+            speedup(f"{shape}, batch 16, {search(k)}: 2 threads ÷ 1 thread", (shape, 16, 2, k, "mtlite-int8"),
+                    (shape, 16, 1, k, "mtlite-int8"), 1.7)
     for shape in a.shapes:
         rs = [r for r in rows if r["shape"] == shape and r["engine"] == "mtlite-int8" and "rss_bound_kb" in r]
         if rs:
@@ -684,7 +709,9 @@ def write_markdown(a, meta, shapes_info, rows, chk, crit, path):
              + (f" (uncommitted: {', '.join(meta['dirty_sources'])})" if meta.get("dirty_sources") else "")
              + f"; turn 1 = {meta.get('baseline_rev', '–')}; torch {meta.get('torch', '?')}. "
              f"{a.reps} repetition(s), medians; load average (1 min) {meta['load1_start']} at start, "
-             f"{meta.get('load1_end')} at the end; {meta.get('elapsed_s', 0) / 60:.1f} min.\n")
+             f"{meta.get('load1_end')} at the end; {meta.get('elapsed_s', 0) / 60:.1f} min"
+             + (f" (resumed: {meta['resumed_runs']} measurements from an earlier invocation)"
+                if meta.get("resumed_runs") else "") + ".\n")
     L.append(f"Input: the first {a.sentences} lines of `{os.path.relpath(a.input, ROOT)}`; PyTorch: the first "
              + ", ".join(f"{s} {n_sentences(a, 'torch-fp32', s, 1)}" for s in a.shapes)
              + " (batch 16: 16) of them. Every sentence decodes exactly "
@@ -699,16 +726,20 @@ def write_markdown(a, meta, shapes_info, rows, chk, crit, path):
                 if meta.get("gemm_bench_read_gbs") else "") + ".\n")
     L.append("## Shapes\n")
     L.append("| shape | d | heads | layers enc+dec | FFN | vocab | parameters | int8 file | mean source tokens "
-             "(PyTorch subset) | weight bytes / decoder step | MACs / step / row |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+             "(PyTorch subset) | weight bytes / decoder step | MACs / step / row | roofline: step at the read "
+             "bandwidth, ms | row at the GEMM peak, ms |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    dram, peak = meta.get("dram_gbs"), meta.get("peak_gops")
     for s in a.shapes:
         i = shapes_info[s]
         c = i["config"]
+        ceil_bw = fmt(i["bytes"]["total"] / dram / 1e6, 2) if dram else "–"
+        ceil_mac = fmt(i["macs_per_row"] / (peak / 2) / 1e6, 3) if peak else "–"
         L.append(f"| {s} | {c['d_model']} | {c['decoder_attention_heads']} | {c['encoder_layers']}+{c['decoder_layers']} "
                  f"| {c['decoder_ffn_dim']} | {c['vocab_size']:,} | {i['params'] / 1e6:.1f} M | "
                  f"{i['file_bytes'] / 1e6:.1f} MB | {i['mean_src_tokens']:.1f} ({i['mean_src_tokens_torch']:.1f}) | "
                  f"{i['bytes']['total'] / 1e6:.2f} MB (output projection {100 * i['bytes']['output_projection'] / i['bytes']['total']:.0f} %) "
-                 f"| {i['macs_per_row'] / 1e6:.2f} M |")
+                 f"| {i['macs_per_row'] / 1e6:.2f} M | {ceil_bw} | {ceil_mac} |")
     L.append("")
     L.append("Weight bytes / step: int8 BlockedN8K4 data + fp32 row scales of every decoder layer's self-attention "
              "q/k/v/o, cross-attention q/o (cross k/v run once per sentence) and FFN, the output projection + "
@@ -718,7 +749,10 @@ def write_markdown(a, meta, shapes_info, rows, chk, crit, path):
                 else "**differs from `e2e_bench --roofline`**: " + ", ".join(
                     f"{s} {i.get('roofline_total')}" for s, i in shapes_info.items() if not i.get("roofline_match")))
              + "). Decoder step = (time − time at `--max-length 1`) / (" + f"{a.max_length - 1} × calls); "
-             "GB/s = weight bytes per step / step (batch 1); GMAC/s = MACs per row × rows (batch × beam) / step.\n")
+             "GB/s = weight bytes per step / step (batch 1); GMAC/s = MACs per row × rows (batch × beam) / step. "
+             "Roofline of a batch-1 step: max(bytes ÷ read bandwidth, rows × MACs ÷ peak); the weights of a "
+             "step that fits in the last-level cache come faster than the 1 GiB read (GB/s above 100 %). "
+             "Peak RSS = the process's VmHWM; bound = model file + arena + 4 MiB.\n")
     for s in a.shapes:
         L.append(f"## {s}\n")
         hdr = ("| batch | threads | search | " + " | ".join(f"{lab[e]} tok/s" for e in E)
@@ -895,6 +929,7 @@ def main(argv):
                         "seed", "shortlist_args", "smoke")},
                     "e2e_bench": sha256(exes["e2e_bench"]),
                     "baseline_e2e_bench": sha256(base_exes["e2e_bench"]) if base_exes else None,
+                    "torch_marian": sha256(os.path.join(HERE, "torch_marian.py")),
                     "models": {f"{s}/{w}": file_id(p) for (s, w), p in models.items()}}
         identity = json.loads(json.dumps(identity))
         state = State(os.path.join(a.work_dir, "smoke-state.jsonl" if a.smoke else "state.jsonl"), identity, a.resume)
@@ -915,6 +950,7 @@ def main(argv):
     failures = []
     total = len(order)
     todo = [j for j in order if not all(k in state.records for k in j.keys())]
+    meta["resumed_runs"] = sum(1 for k in state.records if not k.startswith("machine|"))
     log(f"{total} engine processes ({total - len(todo)} already done); load {meta['load1_start']}; "
         f"expected about {estimate_s(a, todo) / 60:.0f} min on an idle machine")
     rep_t0 = time.time()
@@ -970,8 +1006,9 @@ def main(argv):
         r.pop("ids", None)
     runs = [{k: v for k, v in r.items() if k != "ids"} for r in state.records.values()]
     with open(os.path.join(a.out_dir, "shapes.json"), "w", encoding="utf-8") as f:
-        json.dump({"meta": meta, "shapes": shapes_info, "results": rows, "criteria": crit, "checks": chk,
-                   "runs": runs}, f, indent=1, default=str)
+        json.dump(repo_relative(json.loads(json.dumps(
+            {"meta": meta, "shapes": shapes_info, "results": rows, "criteria": crit, "checks": chk, "runs": runs},
+            default=str))), f, indent=1)
     md = os.path.join(a.out_dir, "shapes.md")
     write_markdown(a, meta, shapes_info, rows, chk, crit, md)
     print(open(md, encoding="utf-8").read())

@@ -3,7 +3,7 @@
 //
 //   e2e_bench -m model.mtlite --input FILE --output FILE [--batch N] [--beam N] [--threads N]
 //             [--max-length N] [--repeat R] [--no-warmup] [--ids-output FILE] [--profile]
-//   e2e_bench -m model.mtlite --roofline [--bw-reps N]
+//   e2e_bench -m model.mtlite --roofline [--bw-reps N] [--bw-mib N]
 //
 // Translate mode: one Model::Load, one Translator::Create with limits from the flags, then every
 // input line is translated with TranslateViews in calls of --batch lines, --repeat times (after one
@@ -24,7 +24,7 @@
 //
 // Roofline mode: bytes of weights a batch-1 decoder step streams (per tensor group, from the
 // loaded model's own tensors), and single-thread read bandwidth measured over buffers of several
-// sizes (L2, L3, DRAM resident), as one JSON object.
+// sizes (L2, L3, DRAM resident: --bw-mib, default 256 MiB), as one JSON object.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -52,7 +52,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Args : mtlite::cli::TranslationArgs {
   std::string input, output, ids_output;
-  int repeat = 1, bw_reps = 5;
+  int repeat = 1, bw_reps = 5, bw_mib = 256;
   bool no_warmup = false, roofline = false, profile = false;
 };
 
@@ -68,6 +68,7 @@ int ParseArgs(int argc, char** argv, Args* a) {
   p.String("--ids-output", "FILE", &a->ids_output, "target ids of the last repetition");
   p.Int("--repeat", "R", 1, 1000, &a->repeat, "timed repetitions");
   p.Int("--bw-reps", "N", 1, 1000, &a->bw_reps, "bandwidth passes per buffer size (roofline mode)");
+  p.Int("--bw-mib", "N", 16, 65536, &a->bw_mib, "the largest (DRAM) buffer in MiB (roofline mode; >> L3)");
   p.Flag("--no-warmup", &a->no_warmup, "no untimed warm-up call");
   p.Flag("--roofline", &a->roofline, "roofline mode");
   p.Flag("--profile", &a->profile, "translate with the profiler on (its overhead: bench/profile_overhead.py)");
@@ -132,8 +133,8 @@ int Roofline(const Args& a, const mtlite::Model& model) {
   w.EndObject().Key("per_sentence_bytes").BeginObject(mtlite::cli::JsonWriter::kInline);
   w.Key("cross_attn_kv").Uint(cross_kv).Key("encoder_matrices").Uint(encoder).EndObject();
   w.Key("read_bandwidth_gbs").BeginObject(mtlite::cli::JsonWriter::kInline);
-  const size_t sizes[] = {size_t(256) << 10, size_t(4) << 20, size_t(16) << 20, size_t(256) << 20};
-  const char* names[] = {"256KiB", "4MiB", "16MiB", "256MiB"};
+  const size_t sizes[] = {size_t(256) << 10, size_t(4) << 20, size_t(16) << 20, size_t(a.bw_mib) << 20};
+  const std::string names[] = {"256KiB", "4MiB", "16MiB", std::to_string(a.bw_mib) + "MiB"};
   for (int i = 0; i < 4; ++i) w.Key(names[i]).Fixed(mtlite::cli::ReadBandwidthGBs(sizes[i], a.bw_reps), 2);
   std::printf("%s\n", w.EndObject().EndObject().str().c_str());
   return 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: host build (unit + python parity + fuzz seed replays + bad-input CLI),
-# valgrind, ASan/UBSan build, ThreadSanitizer (translators sharing one Model), bounded fuzzing of
-# every target, and the ARM cross builds under qemu. Assumes scripts/setup.sh ran (it installs
+# valgrind, ASan/UBSan build, ThreadSanitizer (translators sharing one Model), the firmware-style
+# build and its RAM budget, bounded fuzzing of every target, and the ARM cross builds (tests,
+# firmware example) under qemu. Assumes scripts/setup.sh ran (it installs
 # the packages).
 #   MTLITE_TEST_ARM=0   skip the ARM cross builds
 #   MTLITE_FUZZ_SECONDS fuzzing time per target (default 30; tests/fuzz/*_fuzz.cc, JOBS at a time)
@@ -34,6 +35,9 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMTLITE_SAN
 cmake --build build-tsan -j"$JOBS" --target concurrency_test
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ./build-tsan/tests/concurrency_test --gtest_brief=1
 
+step "firmware build (MTLITE_MINIMAL, embedded model, no heap) + RAM budget check: x86_64"
+bash scripts/firmware_test.sh x86_64
+
 step "fuzz every target for ${MTLITE_FUZZ_SECONDS:-30}s"
 MTLITE_FUZZ_JOBS="${MTLITE_FUZZ_JOBS:-$JOBS}" bash scripts/fuzz.sh "${MTLITE_FUZZ_SECONDS:-30}"
 
@@ -41,6 +45,8 @@ if [ "${MTLITE_TEST_ARM:-1}" = 1 ] && [ -x scripts/cross_test.sh ]; then
   for arch in aarch64 armhf; do
     step "ARM cross build + qemu tests: $arch"
     bash scripts/cross_test.sh "$arch"
+    step "firmware build + RAM budget check under qemu: $arch"
+    bash scripts/firmware_test.sh "$arch"
   done
 fi
 step "all tests passed"

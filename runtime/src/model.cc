@@ -365,7 +365,8 @@ class Loader {
   Status CheckRef(const fb::BufferRef* ref, std::string_view name, bool scales, layout::Component component,
                   const char* dtype, int64_t expected_size = -1) {
     const uint64_t off = ref->offset(), n = ref->size();
-    detail::BufferCheck check{name, scales, base_ + off, static_cast<size_t>(n), ref->crc32c(), component, dtype};
+    // data is set only once the bounds hold: base_ + off for an offset past the file is not a pointer
+    detail::BufferCheck check{name, scales, nullptr, static_cast<size_t>(n), ref->crc32c(), component, dtype};
     if (off % kDataAlignment != 0) {
       return Invalid("buffer of " + Quote(check.Label()) + " at offset " + std::to_string(off) + " is not 64-byte aligned");
     }
@@ -379,6 +380,7 @@ class Loader {
                      std::to_string(expected_size));
     }
     if (num_checks_ >= cap_checks_) return TablesTooSmall();
+    check.data = base_ + off;
     checks_[num_checks_++] = check;
     return Status::Ok();
   }

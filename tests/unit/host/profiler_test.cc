@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <string>
@@ -54,6 +55,11 @@ std::vector<Node> Tree(const ProfileView& v, size_t* root) {
 TEST_P(TranslatorTest, ProfileTraceNestsAndChildrenSumToParents) {
   auto model = LoadOrDie(GetParam());
   ASSERT_TRUE(model);
+  // Children cover their parents up to the span overhead (clock reads, loop control). The check
+  // takes, per op kind, the best-covered instance over every configuration below: a preemption of
+  // this thread between two spans (the machine may be busy) hits some instances, never all of
+  // them, while a structural gap (an unmeasured piece of work) shows in every instance.
+  std::map<std::string, double> best_cover;
   for (int threads : {1, 2}) {
     for (int beam : {1, 4}) {
       TranslatorLimits lim;
@@ -82,12 +88,7 @@ TEST_P(TranslatorTest, ProfileTraceNestsAndChildrenSumToParents) {
       const double wall = double(v->wall_ns);
       const double root_ns = double(nodes[root].e->end_ns - nodes[root].e->start_ns);
       EXPECT_GE(root_ns, 0.95 * wall);
-      // Children cover their parents up to the span overhead (clock reads, loop control). The
-      // check takes, per op kind, the best-covered instance: a preemption of this thread between
-      // two spans (the machine may be busy) hits some instances, never all of them, while a
-      // structural gap (an unmeasured piece of work) shows in every instance.
       std::map<std::string, int> count;
-      std::map<std::string, double> best_cover;
       for (const Node& n : nodes) {
         ++count[n.e->op];
         if (n.children.empty()) continue;
@@ -98,9 +99,6 @@ TEST_P(TranslatorTest, ProfileTraceNestsAndChildrenSumToParents) {
         if (parent < 2e5) continue;  // under 0.2 ms: overhead-dominated, not meaningful
         double& best = best_cover[n.e->op];
         best = std::max(best, sum / parent);
-      }
-      for (const auto& [op, cover] : best_cover) {
-        EXPECT_GE(cover, 0.98) << op << ": children cover at best " << 100 * cover << " %";
       }
       EXPECT_EQ(count["translate"], 1);
       EXPECT_EQ(count["tokenize"], 1);
@@ -134,6 +132,16 @@ TEST_P(TranslatorTest, ProfileTraceNestsAndChildrenSumToParents) {
       EXPECT_GT(agg_calls["search.log_softmax"] + agg_calls["search.candidate_scan"], 0u);
     }
   }
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // Instrumentation slows the glue between spans (checks, memsets) far more than the kernels in
+  // them: coverage by time says nothing in a sanitizer build. The structural checks above ran.
+  std::printf("[ NOTE     ] sanitizer build: span coverage by time not checked (%zu op kinds)\n", best_cover.size());
+#else
+  ASSERT_FALSE(best_cover.empty());
+  for (const auto& [op, cover] : best_cover) {
+    EXPECT_GE(cover, 0.98) << op << ": children cover at best " << 100 * cover << " %";
+  }
+#endif
 }
 
 TEST(ProfilerTest, OffByDefaultAndNeedsReservation) {

@@ -1,4 +1,4 @@
-// mtlite: convert | info | translate | version
+// mtlite: convert | info | shortlist | translate | version
 #include <cstdio>
 #include <cstring>
 
@@ -21,6 +21,8 @@ int VersionMain(int, char**) {
 constexpr Command kCommands[] = {
     {"convert", "HF MarianMT checkpoint directory -> .mtlite model file (host builds)", mtlite::cli::ConvertMain},
     {"info", "size profile, config and checksums of a model file", mtlite::cli::InfoMain},
+    {"shortlist", "add an output-vocabulary shortlist (parallel text or Marian lex) to a model (host builds)",
+     mtlite::cli::ShortlistMain},
     {"translate", "translate lines of stdin or the arguments", mtlite::cli::TranslateMain},
     {"version", "print the version", VersionMain},
 };

@@ -98,6 +98,7 @@ class Loader {
     MTLITE_RETURN_IF_ERROR(CheckTensorTable());
     MTLITE_RETURN_IF_ERROR(BindWeights());
     MTLITE_RETURN_IF_ERROR(BindTokenizer());
+    MTLITE_RETURN_IF_ERROR(BindShortlist());
     BindMetadata();
     return CheckNoOverlap();
   }
@@ -569,6 +570,84 @@ class Loader {
     } else {
       md_->target_spm = md_->source_spm;
     }
+    return Status::Ok();
+  }
+
+  // ---- shortlist (optional) ----------------------------------------------------------------
+  // An int32/uint32 array buffer of `what`: size a multiple of 4 (exactly `count` elements when
+  // count >= 0); returns the element count.
+  Status ArrayRef(const fb::BufferRef* ref, const std::string& what, const char* dtype, int64_t count,
+                  uint64_t* elements) {
+    if (!ref) return Invalid(what + " missing");
+    if (ref->size() % 4 != 0) return Invalid(what + " has " + std::to_string(ref->size()) + " bytes, not a multiple of 4");
+    MTLITE_RETURN_IF_ERROR(CheckRef(ref, what, {Part::kShortlist}, dtype, count >= 0 ? count * 4 : -1));
+    *elements = ref->size() / 4;
+    return Status::Ok();
+  }
+
+  // Distinct ids in [0, vocab): `seen` (vocab entries) holds a stamp per id, `stamp` is new
+  // for each list.
+  static Status CheckIdList(const int32_t* ids, uint64_t n, int vocab, const std::string& what,
+                            std::vector<uint32_t>* seen, uint32_t stamp) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const int32_t id = ids[i];
+      if (id < 0 || id >= vocab) {
+        return Invalid(what + "[" + std::to_string(i) + "] = " + std::to_string(id) + " is outside the target vocabulary");
+      }
+      if ((*seen)[size_t(id)] == stamp) return Invalid(what + " lists target id " + std::to_string(id) + " twice");
+      (*seen)[size_t(id)] = stamp;
+    }
+    return Status::Ok();
+  }
+
+  Status BindShortlist() {
+    md_->shortlist = {};
+    const fb::Shortlist* sl = root_->shortlist();
+    if (!sl) return Status::Ok();
+    const int vs = md_->config.source_vocab_size, vt = md_->config.target_vocab_size;
+    uint64_t num_frequent = 0, num_offsets = 0, num_targets = 0;
+    MTLITE_RETURN_IF_ERROR(ArrayRef(sl->frequent(), "shortlist.frequent", "int32", -1, &num_frequent));
+    MTLITE_RETURN_IF_ERROR(ArrayRef(sl->offsets(), "shortlist.offsets", "uint32", int64_t(vs) + 1, &num_offsets));
+    MTLITE_RETURN_IF_ERROR(ArrayRef(sl->targets(), "shortlist.targets", "int32", -1, &num_targets));
+    if (num_frequent > uint64_t(vt)) {
+      return Invalid("shortlist.frequent has " + std::to_string(num_frequent) + " ids, more than the target vocabulary");
+    }
+    const auto* frequent = reinterpret_cast<const int32_t*>(base_ + sl->frequent()->offset());
+    const auto* offsets = reinterpret_cast<const uint32_t*>(base_ + sl->offsets()->offset());
+    const auto* targets = reinterpret_cast<const int32_t*>(base_ + sl->targets()->offset());
+    if (offsets[0] != 0) return Invalid("shortlist.offsets[0] = " + std::to_string(offsets[0]) + ", expected 0");
+    if (offsets[vs] != num_targets) {
+      return Invalid("shortlist.offsets[" + std::to_string(vs) + "] = " + std::to_string(offsets[vs]) + " but shortlist.targets has " +
+                     std::to_string(num_targets) + " ids");
+    }
+    MTLITE_RETURN_IF_ERROR(CheckRange("shortlist.top_k", sl->top_k(), 0, vt));
+    for (int s = 0; s < vs; ++s) {
+      if (offsets[s + 1] < offsets[s]) {
+        return Invalid("shortlist.offsets decrease at source id " + std::to_string(s) + " (" + std::to_string(offsets[s]) +
+                       " > " + std::to_string(offsets[s + 1]) + ")");
+      }
+      if (offsets[s + 1] - offsets[s] > uint32_t(sl->top_k())) {
+        return Invalid("shortlist: source id " + std::to_string(s) + " has " + std::to_string(offsets[s + 1] - offsets[s]) +
+                       " targets, more than top_k " + std::to_string(sl->top_k()));
+      }
+    }
+    // Non-decreasing from 0 to num_targets: every list lies inside targets.
+    std::vector<uint32_t> seen(size_t(vt), 0);
+    MTLITE_RETURN_IF_ERROR(CheckIdList(frequent, num_frequent, vt, "shortlist.frequent", &seen, 1));
+    for (int s = 0; s < vs; ++s) {
+      MTLITE_RETURN_IF_ERROR(CheckIdList(targets + offsets[s], offsets[s + 1] - offsets[s], vt,
+                                         "shortlist.targets of source id " + std::to_string(s), &seen, uint32_t(s) + 2));
+    }
+    if (sl->include_source_ids() && md_->source_vocab.id_to_piece != md_->target_vocab.id_to_piece) {
+      return Invalid("shortlist.include_source_ids is set but the source and target vocabularies differ");
+    }
+    detail::ShortlistView& v = md_->shortlist;
+    v.present = true;
+    v.frequent = frequent;
+    v.num_frequent = static_cast<int>(num_frequent);
+    v.offsets = offsets;
+    v.targets = targets;
+    v.include_source_ids = sl->include_source_ids();
     return Status::Ok();
   }
 

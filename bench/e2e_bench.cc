@@ -2,12 +2,13 @@
 // benchmark::benchmark like every bench/*_bench.cc, but it does not use Google Benchmark).
 //
 //   e2e_bench -m model.mtlite --input FILE --output FILE [--batch N] [--beam N] [--threads N]
-//             [--max-length N] [--repeat R] [--no-warmup] [--ids-output FILE]
-//   e2e_bench -m model.mtlite --roofline [--bw-reps N]
+//             [--max-length N] [--repeat R] [--no-warmup] [--ids-output FILE] [--profile]
+//   e2e_bench -m model.mtlite --roofline [--bw-reps N] [--bw-mib N]
 //
 // Translate mode: one Model::Load, one Translator::Create with limits from the flags, then every
 // input line is translated with TranslateViews in calls of --batch lines, --repeat times (after one
-// untimed warm-up call on the first batch unless --no-warmup). Prints one JSON object on stdout:
+// untimed warm-up call on the first batch unless --no-warmup); --profile turns the profiler on
+// (TranslatorLimits::profiling, TranslateOptions::profile). Prints one JSON object on stdout:
 //   total_s            median over the repetitions of the summed TranslateViews wall time
 //                      (text in -> text out, tokenizer included; model load excluded)
 //   total_s_runs       every repetition's total
@@ -23,9 +24,7 @@
 //
 // Roofline mode: bytes of weights a batch-1 decoder step streams (per tensor group, from the
 // loaded model's own tensors), and single-thread read bandwidth measured over buffers of several
-// sizes (L2, L3, DRAM resident), as one JSON object.
-#include <sys/resource.h>
-
+// sizes (L2, L3, DRAM resident: --bw-mib, default 256 MiB), as one JSON object.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -43,6 +42,7 @@
 #include "json_writer.h"
 #include "kernels.h"
 #include "marian_layout.h"
+#include "measure.h"
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
 
@@ -52,8 +52,8 @@ using Clock = std::chrono::steady_clock;
 
 struct Args : mtlite::cli::TranslationArgs {
   std::string input, output, ids_output;
-  int repeat = 1, bw_reps = 5;
-  bool no_warmup = false, roofline = false;
+  int repeat = 1, bw_reps = 5, bw_mib = 256;
+  bool no_warmup = false, roofline = false, profile = false;
 };
 
 // -1: go on; otherwise the exit code (help printed: 0, bad arguments: 2).
@@ -68,46 +68,16 @@ int ParseArgs(int argc, char** argv, Args* a) {
   p.String("--ids-output", "FILE", &a->ids_output, "target ids of the last repetition");
   p.Int("--repeat", "R", 1, 1000, &a->repeat, "timed repetitions");
   p.Int("--bw-reps", "N", 1, 1000, &a->bw_reps, "bandwidth passes per buffer size (roofline mode)");
+  p.Int("--bw-mib", "N", 16, 65536, &a->bw_mib, "the largest (DRAM) buffer in MiB (roofline mode; >> L3)");
   p.Flag("--no-warmup", &a->no_warmup, "no untimed warm-up call");
   p.Flag("--roofline", &a->roofline, "roofline mode");
+  p.Flag("--profile", &a->profile, "translate with the profiler on (its overhead: bench/profile_overhead.py)");
   p.Check([a] {
     return a->roofline || (!a->input.empty() && !a->output.empty()) ? std::string()
                                                                      : "--input and --output are required";
   });
   const mtlite::cli::ParseResult r = p.Parse(argc, argv);
   return r.ok() ? -1 : mtlite::cli::PrintParseResult(r, "e2e_bench");
-}
-
-// numpy.percentile(..., interpolation="linear")
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = p / 100.0 * double(v.size() - 1);
-  const size_t lo = size_t(pos);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
-}
-
-long StatusKb(const char* key) {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (!f) return -1;
-  char line[256];
-  long kb = -1;
-  const size_t n = std::strlen(key);
-  while (std::fgets(line, sizeof line, f)) {
-    if (std::strncmp(line, key, n) == 0 && line[n] == ':') {
-      kb = std::strtol(line + n + 1, nullptr, 10);
-      break;
-    }
-  }
-  std::fclose(f);
-  return kb;
-}
-
-long MaxRssKb() {
-  struct rusage ru;
-  if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
-  return ru.ru_maxrss;
 }
 
 bool HasNonSpace(const std::string& s) {
@@ -131,32 +101,6 @@ size_t WeightBytes(const mtlite::detail::WeightView& w) {
 }
 size_t VecBytes(const mtlite::detail::VectorView& v) { return v.data ? size_t(v.size) * sizeof(float) : 0; }
 size_t LnBytes(const mtlite::detail::LayerNormView& l) { return VecBytes(l.gamma) + VecBytes(l.beta); }
-
-// Single-thread read bandwidth over `bytes` (GB/s, best of `reps` passes after one warm pass).
-double ReadBandwidth(size_t bytes, int reps) {
-  const size_t n = bytes / sizeof(uint64_t);
-  std::vector<uint64_t> buf(n);
-  for (size_t i = 0; i < n; ++i) buf[i] = i * 0x9E3779B97F4A7C15ull;
-  // Enough passes per timing that each lasts >= ~20 ms.
-  const int passes = int(std::max<size_t>(1, (size_t(64) << 20) / bytes));
-  double best = 0;
-  volatile uint64_t sink = 0;
-  for (int r = 0; r <= reps; ++r) {
-    const auto t0 = Clock::now();
-    uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-    for (int p = 0; p < passes; ++p) {
-      const uint64_t* b = buf.data();
-      for (size_t i = 0; i + 8 <= n; i += 8) {
-        a0 += b[i]; a1 += b[i + 1]; a2 += b[i + 2]; a3 += b[i + 3];
-        a4 += b[i + 4]; a5 += b[i + 5]; a6 += b[i + 6]; a7 += b[i + 7];
-      }
-    }
-    sink = sink + (a0 ^ a1 ^ a2 ^ a3 ^ a4 ^ a5 ^ a6 ^ a7);
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (r > 0) best = std::max(best, double(bytes) * passes / s * 1e-9);
-  }
-  return best;
-}
 
 int Roofline(const Args& a, const mtlite::Model& model) {
   const auto& md = model.data();
@@ -189,9 +133,9 @@ int Roofline(const Args& a, const mtlite::Model& model) {
   w.EndObject().Key("per_sentence_bytes").BeginObject(mtlite::cli::JsonWriter::kInline);
   w.Key("cross_attn_kv").Uint(cross_kv).Key("encoder_matrices").Uint(encoder).EndObject();
   w.Key("read_bandwidth_gbs").BeginObject(mtlite::cli::JsonWriter::kInline);
-  const size_t sizes[] = {size_t(256) << 10, size_t(4) << 20, size_t(16) << 20, size_t(256) << 20};
-  const char* names[] = {"256KiB", "4MiB", "16MiB", "256MiB"};
-  for (int i = 0; i < 4; ++i) w.Key(names[i]).Fixed(ReadBandwidth(sizes[i], a.bw_reps), 2);
+  const size_t sizes[] = {size_t(256) << 10, size_t(4) << 20, size_t(16) << 20, size_t(a.bw_mib) << 20};
+  const std::string names[] = {"256KiB", "4MiB", "16MiB", std::to_string(a.bw_mib) + "MiB"};
+  for (int i = 0; i < 4; ++i) w.Key(names[i]).Fixed(mtlite::cli::ReadBandwidthGBs(sizes[i], a.bw_reps), 2);
   std::printf("%s\n", w.EndObject().EndObject().str().c_str());
   return 0;
 }
@@ -234,6 +178,7 @@ int main(int argc, char** argv) {
   const mtlite::ModelConfig& cfg = model.value()->config();
   mtlite::TranslatorLimits lim = mtlite::cli::TranslationLimits(a, cfg);
   lim.max_input_bytes = int(std::min<size_t>(max_bytes, size_t(1) << 24));
+  lim.profiling = a.profile;
   const auto tc0 = Clock::now();
   auto tr = mtlite::Translator::Create(model.value(), lim);
   if (!tr.ok()) {
@@ -242,12 +187,13 @@ int main(int argc, char** argv) {
   }
   const double create_s = std::chrono::duration<double>(Clock::now() - tc0).count();
   mtlite::Translator& translator = *tr.value();
-  const long rss_after_create_kb = StatusKb("VmRSS");
+  const long rss_after_create_kb = mtlite::cli::ProcStatusKb("VmRSS");
 
   mtlite::TranslateOptions opt;
   opt.beam_size = a.beam;
   opt.max_length = lim.max_target_tokens;
   opt.n_best = 1;
+  opt.profile = a.profile;
 
   const size_t n = lines.size();
   const size_t bsz = size_t(a.batch);
@@ -317,24 +263,25 @@ int main(int argc, char** argv) {
     }
   }
 
-  const double total_s = Percentile(run_totals, 50);
+  const double total_s = mtlite::cli::Percentile(run_totals, 50);
   mtlite::cli::JsonWriter w;
   w.BeginObject().Key("engine").String("mtlite").Key("model").String(a.model);
   w.Key("weight_type").String(mtlite::layout::QuantizationName(cfg.weight_type));
   w.Key("kernels").String(mtlite::kernels::BestKernels().name);
   w.Key("batch").Int(a.batch).Key("beam").Int(a.beam).Key("threads").Int(a.threads);
   w.Key("max_length").Int(opt.max_length).Key("repeat").Int(a.repeat).Key("warmup").Bool(!a.no_warmup);
+  w.Key("profile").Bool(a.profile);
   w.Key("sentences").Uint(n).Key("calls_per_run").Uint((n + bsz - 1) / bsz).Key("target_tokens").Int(target_tokens);
   w.Key("total_s").Fixed(total_s, 6).Key("total_s_runs").BeginArray(mtlite::cli::JsonWriter::kInline);
   for (double t : run_totals) w.Fixed(t, 6);
   w.EndArray().Key("sentences_per_s").Fixed(double(n) / total_s, 3);
   w.Key("target_tokens_per_s").Fixed(double(target_tokens) / total_s, 3);
-  w.Key("latency_p50_ms").Fixed(Percentile(latencies, 50) * 1e3, 4);
-  w.Key("latency_p90_ms").Fixed(Percentile(latencies, 90) * 1e3, 4);
+  w.Key("latency_p50_ms").Fixed(mtlite::cli::Percentile(latencies, 50) * 1e3, 4);
+  w.Key("latency_p90_ms").Fixed(mtlite::cli::Percentile(latencies, 90) * 1e3, 4);
   w.Key("latency_max_ms").Fixed(*std::max_element(latencies.begin(), latencies.end()) * 1e3, 4);
   w.Key("load_s").Fixed(load_s, 6).Key("create_s").Fixed(create_s, 6).Key("arena_bytes").Uint(translator.arena_bytes());
   w.Key("model_file_bytes").Uint(model.value()->file_size()).Key("rss_after_create_kb").Int(rss_after_create_kb);
-  w.Key("ru_maxrss_kb").Int(MaxRssKb()).Key("vm_hwm_kb").Int(StatusKb("VmHWM")).Key("deterministic").Bool(deterministic);
+  w.Key("ru_maxrss_kb").Int(mtlite::cli::MaxRssKb()).Key("vm_hwm_kb").Int(mtlite::cli::ProcStatusKb("VmHWM")).Key("deterministic").Bool(deterministic);
   std::printf("%s\n", w.EndObject().str().c_str());
   return deterministic ? 0 : 3;
 }

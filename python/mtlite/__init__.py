@@ -7,10 +7,15 @@
     for r in tr.translate_batch(["A man is riding a bike."], beam_size=4, return_scores=True):
         print(r.hypotheses[0], r.scores[0])
 
+    for event in tr.translate_stream("Two dogs play in the snow.", beam_size=1):
+        print(event.text, event.final)                # the translation so far, as it grows
+
 A `Model` is immutable and may be shared by any number of translators and threads. A
 `Translator` owns one arena sized from its limits at creation; its calls are serialised, and
 they release the GIL while the model runs, so two Python threads with one translator each
-translate in parallel.
+translate in parallel. `Translator(..., profiling=True)` with `translate_batch(...,
+profile=True)` records where the time goes (`last_profile()`); `Model.info()` gives the size
+profile of the file and the arena plan for given limits.
 
 Errors of the runtime are raised as `mtlite.Error` subclasses carrying its message:
 InvalidArgumentError (also a ValueError), InvalidModelError, ChecksumMismatchError, IoError
@@ -31,7 +36,7 @@ from ._mtlite import (ChecksumMismatchError, Error, InternalError, InvalidArgume
                       IoError, OutOfRangeError, ResourceExhaustedError, UnsupportedError)
 
 __all__ = [
-    "Model", "Translator", "TranslationResult", "ScoreResult", "convert", "version",
+    "Model", "Translator", "TranslationResult", "ScoreResult", "StreamEvent", "convert", "version",
     "Error", "InvalidArgumentError", "InvalidModelError", "ChecksumMismatchError", "IoError",
     "OutOfRangeError", "UnsupportedError", "ResourceExhaustedError", "InternalError",
 ]
@@ -91,22 +96,42 @@ class Model:
 
     def info(self, *, max_batch: int = 1, max_source_tokens: int = 256, max_target_tokens: int = 256,
              max_beam: int = 4, max_n_best: Optional[int] = None, max_input_bytes: int = 16384,
-             alignments: bool = False, threads: int = 1) -> Dict[str, Any]:
-        """Model facts for planning memory: path, file size, config, and the arena a Translator
-        with these limits would allocate (`arena_bytes`; no arena is allocated here).
+             alignments: bool = False, threads: int = 1, profiling: bool = False,
+             profile_events: int = 0) -> Dict[str, Any]:
+        """Model facts for planning memory (the limits are those of Translator()):
+
+        - "path", "file_size", "version", "config", "limits";
+        - "size_profile": the file's bytes per component, in model order, summing exactly to
+          file_size: a list of {"name", "bytes", "dtypes"} (dtypes: sorted list of "f32",
+          "f16", "int8", "bytes", "strings", "flatbuffer", "zero"; empty for an empty
+          component), as `mtlite info` prints it;
+        - "arena_bytes": the arena a Translator with these limits would allocate (no arena is
+          allocated here);
+        - "arena_plan": how that arena is laid out: {"total_bytes" (== arena_bytes),
+          "unshared_bytes" (the sum of all buffers, as if none shared memory), "phases" (of a
+          translate call, in order), "buffers": a list of {"name", "offset", "bytes",
+          "first_phase", "last_phase", "persistent"}}; buffers whose live ranges (first to
+          last phase) do not intersect may share memory.
 
         Raises InvalidArgumentError for limits the runtime rejects.
         """
         limits = _limits(max_batch, max_source_tokens, max_target_tokens, max_beam, max_n_best,
-                         max_input_bytes, alignments, threads)
+                         max_input_bytes, alignments, threads, profiling, profile_events)
+        plan: Dict[str, Any] = self._impl.arena_plan(limits)
         return {
             "path": self._path,
             "file_size": self.file_size,
             "version": version(),
             "config": self.config,
             "limits": limits.as_dict(),
-            "arena_bytes": self._impl.arena_bytes(limits),
+            "size_profile": self.size_profile(),
+            "arena_bytes": plan["total_bytes"],
+            "arena_plan": plan,
         }
+
+    def size_profile(self) -> List[Dict[str, Any]]:
+        """The file's bytes per component (see info()["size_profile"]); they sum to file_size."""
+        return self._impl.size_profile()
 
     def verify_checksums(self) -> None:
         """Checks every data buffer's CRC32C; raises ChecksumMismatchError naming the first bad one."""
@@ -166,6 +191,23 @@ class ScoreResult:
     score: float
 
 
+@dataclass(frozen=True)
+class StreamEvent:
+    """One event of Translator.translate_stream().
+
+    text: the translation so far (greedy: after every generated token; beam search: the best
+    running hypothesis, which may change, not only grow). ids: its target ids (int32, without
+    </s>). final: True for the last event, whose text and ids equal the result of
+    translate_batch with the same options. time: seconds from the start of the runtime call to
+    this event (measured on the translating thread; the first event's time is the latency to
+    the first token).
+    """
+    text: str
+    ids: np.ndarray
+    final: bool
+    time: float
+
+
 def _record(cls: Any, **fields: Any) -> Any:
     r = cls()
     for k, v in fields.items():
@@ -174,11 +216,13 @@ def _record(cls: Any, **fields: Any) -> Any:
 
 
 def _limits(max_batch: int, max_source_tokens: int, max_target_tokens: int, max_beam: int,
-            max_n_best: Optional[int], max_input_bytes: int, alignments: bool, threads: int) -> Any:
+            max_n_best: Optional[int], max_input_bytes: int, alignments: bool, threads: int,
+            profiling: bool = False, profile_events: int = 0) -> Any:
     return _record(_mtlite._Limits, max_batch=int(max_batch), max_source_tokens=int(max_source_tokens),
                    max_target_tokens=int(max_target_tokens), max_beam=int(max_beam),
                    max_n_best=int(max_beam if max_n_best is None else max_n_best),
-                   max_input_bytes=int(max_input_bytes), alignments=bool(alignments), threads=int(threads))
+                   max_input_bytes=int(max_input_bytes), alignments=bool(alignments), threads=int(threads),
+                   profiling=bool(profiling), profile_events=int(profile_events))
 
 
 _SENTENCE_PREFIX = re.compile(r"^sentence (\d+): ")
@@ -197,22 +241,23 @@ class Translator:
         max_target_tokens: generated tokens per sentence, including </s>; the default max_length.
         max_input_bytes: UTF-8 bytes per input sentence.
         alignments: reserve room for alignments (needed for return_alignments=True).
+        profiling: reserve the profiler's records (needed for profile=True; see last_profile).
+        profile_events: trace events kept per call (0: enough for a call of max_target_tokens
+            steps); when the trace is full, later events are dropped (counted in
+            "dropped_events") and the per-op aggregates stay complete.
 
     The arena (`arena_bytes`) is allocated once, here, for these limits; translating allocates
     nothing in the runtime. Calls on one Translator are serialised; use one Translator per
     thread for parallelism (they release the GIL).
-
-    Streaming (`translate_stream(text, **options)`, an iterator of text pieces) is planned: it
-    will run the translation on a worker thread with the runtime's per-step token callback and
-    hand the pieces over through a queue, with the same options and result as translate_batch.
     """
 
     def __init__(self, model_or_path: Union[Model, PathLike], threads: int = 1, max_batch: int = 16, *,
                  max_beam: int = 4, max_n_best: Optional[int] = None, max_source_tokens: int = 256,
-                 max_target_tokens: int = 256, max_input_bytes: int = 16384, alignments: bool = False) -> None:
+                 max_target_tokens: int = 256, max_input_bytes: int = 16384, alignments: bool = False,
+                 profiling: bool = False, profile_events: int = 0) -> None:
         self._model = model_or_path if isinstance(model_or_path, Model) else Model(model_or_path)
         limits = _limits(max_batch, max_source_tokens, max_target_tokens, max_beam, max_n_best, max_input_bytes,
-                         alignments, threads)
+                         alignments, threads, profiling, profile_events)
         self._impl = _mtlite._Translator(self._model._impl, limits)
         self._limits: Dict[str, Any] = self._impl.limits()
 
@@ -232,13 +277,14 @@ class Translator:
 
     def _options(self, beam_size: int, n_best: int, return_scores: bool, return_alignments: bool,
                  max_length: Optional[int], max_length_ratio: float, max_length_offset: int,
-                 length_penalty: float, alignment_layer: int) -> Any:
+                 length_penalty: float, alignment_layer: int, profile: bool) -> Any:
         if max_length is None:
             max_length = self._limits["max_target_tokens"]
         return _record(_mtlite._Options, beam_size=int(beam_size), max_length=int(max_length),
                        max_length_ratio=float(max_length_ratio), max_length_offset=int(max_length_offset),
                        length_penalty=float(length_penalty), n_best=int(n_best), return_scores=bool(return_scores),
-                       return_alignments=bool(return_alignments), alignment_layer=int(alignment_layer))
+                       return_alignments=bool(return_alignments), alignment_layer=int(alignment_layer),
+                       profile=bool(profile))
 
     def _run(self, chunk: List[bytes], start: int, options: Any) -> List[TranslationResult]:
         try:
@@ -263,7 +309,7 @@ class Translator:
                         return_scores: bool = False, return_alignments: bool = False,
                         max_length: Optional[int] = None, *, max_length_ratio: float = 0.0,
                         max_length_offset: int = 10, length_penalty: float = 1.0,
-                        alignment_layer: int = -1) -> List[TranslationResult]:
+                        alignment_layer: int = -1, profile: bool = False) -> List[TranslationResult]:
         """Translates `texts` (str or UTF-8 bytes), in order, max_batch sentences per runtime call.
 
         Args:
@@ -277,6 +323,9 @@ class Translator:
                 ratio * source tokens + offset.
             length_penalty: HF's exponent: score = sum_logprob / length**length_penalty.
             alignment_layer: decoder layer whose cross-attention is averaged (-1 = last).
+            profile: record where the time goes (Translator(profiling=True)); read it with
+                last_profile(), which describes the last runtime call (the last max_batch
+                sentences of a longer list).
 
         An empty input translates to "". Raises an mtlite.Error subclass (e.g.
         InvalidArgumentError for invalid UTF-8, OutOfRangeError for an input beyond the limits)
@@ -285,7 +334,7 @@ class Translator:
         if isinstance(texts, (str, bytes)):
             raise TypeError("texts must be a sequence of str or bytes, not a single string")
         options = self._options(beam_size, n_best, return_scores, return_alignments, max_length,
-                                max_length_ratio, max_length_offset, length_penalty, alignment_layer)
+                                max_length_ratio, max_length_offset, length_penalty, alignment_layer, profile)
         data = [_utf8(t, "texts[%d]" % i) for i, t in enumerate(texts)]
         step = self._limits["max_batch"]
         out: List[TranslationResult] = []
@@ -296,6 +345,44 @@ class Translator:
     def translate(self, text: Text, **options: Any) -> str:
         """The best translation of one sentence (options as translate_batch; beam_size=4)."""
         return self.translate_batch([text], **options)[0].text
+
+    def translate_stream(self, text: Text, beam_size: int = 4, max_length: Optional[int] = None, *,
+                         max_length_ratio: float = 0.0, max_length_offset: int = 10, length_penalty: float = 1.0,
+                         profile: bool = False) -> Iterator[StreamEvent]:
+        """Translates one sentence and yields StreamEvents while it is being translated: greedy
+        (beam_size=1) after every generated token, beam search whenever the best running
+        hypothesis changes, and at the end one event with final=True whose text and ids equal
+        translate_batch([text], same options)[0]'s best hypothesis. Options as translate_batch.
+
+        A generator: nothing runs until the first next(). The runtime call runs on a worker
+        thread without the GIL and hands events over through a queue, so other Python threads
+        keep running. Closing the generator early (break, close(), garbage collection) waits
+        for the running call to finish (the runtime cannot cancel it: at most max_length decoder
+        steps) and drops the rest of its events; no thread is left behind. Errors (e.g.
+        InvalidArgumentError for invalid UTF-8) are raised by next().
+        """
+        options = self._options(beam_size, 1, False, False, max_length, max_length_ratio, max_length_offset,
+                                length_penalty, -1, profile)
+        return _stream_events(self._impl.stream(_utf8(text, "text"), options))
+
+    def last_profile(self) -> Optional[Dict[str, Any]]:
+        """The profile of this translator's last runtime call (translate_batch(...,
+        profile=True) or translate_stream(..., profile=True)), or None when that call was not
+        profiled or failed:
+
+        - "wall_ns" (the whole call), "steps" (decoder steps), "sentences", "threads",
+          "dropped_events" (trace events that did not fit; the entries are still complete);
+        - "entries": one dict per op and layer that ran: "op" (e.g.
+          "decoder.cross_attn.attention"), "component" ("tokenizer", "encoder", "cross_kv",
+          "decoder.self_attn", ...), "parent" (the op it nests in; "" for "translate"),
+          "layer" (-1: not a per-layer op), "calls", "total_ns", "bytes" (weight or K/V bytes
+          read), "macs" (multiply-accumulates), aggregated over the call on the calling thread;
+        - "events": the trace, one dict per span: "op", "layer", "lane" (0: the calling thread,
+          1..: pool workers), "depth" (nesting in its lane), "step" (decoder step or -1),
+          "start_ns", "end_ns" (from the start of the call), "bytes", "macs", "m", "n", "k"
+          (shape: rows x outputs x inputs, or rows x keys x head dim).
+        """
+        return self._impl.last_profile()
 
     def translate_iterable(self, lines: Iterable[Text], batch_size: Optional[int] = None,
                            **options: Any) -> Iterator[TranslationResult]:
@@ -379,6 +466,20 @@ class Translator:
 
     def __repr__(self) -> str:
         return f"mtlite.Translator({self._model!r}, arena_bytes={self.arena_bytes}, limits={self._limits})"
+
+
+def _stream_events(stream: Any) -> Iterator[StreamEvent]:
+    # The generator of translate_stream: starts the worker on the first next(); `finally` runs
+    # on exhaustion, on an error and on close() (GeneratorExit), and waits for the worker.
+    try:
+        stream.start()
+        while True:
+            event = stream.next()
+            if event is None:
+                return
+            yield StreamEvent(*event)
+    finally:
+        stream.close()
 
 
 def _strip_newline(line: Text) -> Text:

@@ -2,6 +2,7 @@
 // python/mtlite/__init__.py; this module stays small and typed by position:
 //   _Model(path, verify_checksums)            shared, memory-mapped model
 //   _Translator(model, limits...)             one arena; calls are serialised by a mutex
+//   _Stream (from _Translator.stream)         one streamed translation on a worker thread
 //   convert(hf_dir, out_path, quantize)       the host converter
 // Every call that runs the model releases the GIL, so two Python threads with two translators
 // translate in parallel. Runtime errors (mtlite::Status) become the exception classes below,
@@ -10,13 +11,19 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "model_data.h"
@@ -29,6 +36,7 @@
 #endif
 
 namespace py = pybind11;
+using namespace pybind11::literals;  // "key"_a = value
 
 namespace mtlite {
 namespace python {
@@ -148,7 +156,45 @@ py::dict LimitsDict(const TranslatorLimits& l) {
   d["max_input_bytes"] = l.max_input_bytes;
   d["alignments"] = l.alignments;
   d["threads"] = l.num_threads;
+  d["profiling"] = l.profiling;
+  d["profile_events"] = l.profile_events;
   return d;
+}
+
+py::list SizeProfileList(const Model& model) {
+  py::list out;
+  for (const SizeComponent& c : model.SizeProfile())
+    out.append(py::dict("name"_a = c.name, "bytes"_a = c.bytes, "dtypes"_a = c.dtypes));
+  return out;
+}
+
+py::dict ArenaPlanDict(const ArenaPlanInfo& plan) {
+  py::list buffers;
+  for (const ArenaBufferInfo& b : plan.buffers)
+    buffers.append(py::dict("name"_a = b.name, "offset"_a = b.offset, "bytes"_a = b.bytes,
+                            "first_phase"_a = b.first_phase, "last_phase"_a = b.last_phase,
+                            "persistent"_a = b.persistent));
+  return py::dict("total_bytes"_a = plan.total_bytes, "unshared_bytes"_a = plan.unshared_bytes,
+                  "phases"_a = plan.phases, "buffers"_a = buffers);
+}
+
+// A translate call's profile (ProfileView) as plain Python data; entries with calls == 0 are left out.
+py::dict ProfileDict(const ProfileView& v) {
+  py::list entries, events;
+  for (size_t i = 0; i < v.num_entries; ++i) {
+    const ProfileEntry& e = v.entries[i];
+    if (e.calls == 0) continue;
+    entries.append(py::dict("op"_a = e.op, "component"_a = e.component, "parent"_a = e.parent, "layer"_a = e.layer,
+                            "calls"_a = e.calls, "total_ns"_a = e.total_ns, "bytes"_a = e.bytes, "macs"_a = e.macs));
+  }
+  for (size_t i = 0; i < v.num_events; ++i) {
+    const ProfileEvent& e = v.events[i];
+    events.append(py::dict("op"_a = e.op, "layer"_a = e.layer, "lane"_a = e.lane, "depth"_a = e.depth,
+                           "step"_a = e.step, "start_ns"_a = e.start_ns, "end_ns"_a = e.end_ns, "bytes"_a = e.bytes,
+                           "macs"_a = e.macs, "m"_a = e.m, "n"_a = e.n, "k"_a = e.k));
+  }
+  return py::dict("wall_ns"_a = v.wall_ns, "steps"_a = v.steps, "sentences"_a = v.sentences, "threads"_a = v.threads,
+                  "dropped_events"_a = v.dropped_events, "entries"_a = entries, "events"_a = events);
 }
 
 class PyModel {
@@ -213,6 +259,14 @@ class PyModel {
     return r.value();
   }
 
+  py::dict ArenaPlan(const TranslatorLimits& limits) const {
+    Result<ArenaPlanInfo> r = Translator::PlanArena(*model_, limits);
+    Check(r.status());
+    return ArenaPlanDict(r.value());
+  }
+
+  py::list SizeProfile() const { return SizeProfileList(*model_); }
+
   void VerifyChecksums() const {
     Status s;
     {
@@ -262,17 +316,6 @@ class PyTranslator {
     }
     Check(r.status());
     tr_ = std::move(r.value());
-    // Workaround for a runtime bug (to be fixed in translator.cc): Finish() reads num_hyps_ of
-    // every sentence even when no search ran, i.e. when every input of a call tokenizes to
-    // nothing ("", "  "); on a fresh arena that is uninitialised memory (a crash in std::sort
-    // when the arena came from a reused heap block). One short greedy call over a full batch
-    // initialises it; the result is discarded.
-    const std::vector<std::string_view> warm(size_t(limits.max_batch), "a");
-    TranslateOptions once;
-    once.max_length = 1;
-    const SentenceResultView* ignored = nullptr;
-    py::gil_scoped_release nogil;
-    (void)tr_->TranslateViews(warm.data(), warm.size(), once, &ignored);
   }
 
   size_t arena_bytes() const { return tr_->arena_bytes(); }
@@ -375,6 +418,29 @@ class PyTranslator {
     return out;
   }
 
+  // The profile of the last translate call (a dict, see ProfileDict), or None when that call was
+  // not profiled or failed.
+  py::object LastProfile() {
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    {
+      py::gil_scoped_release nogil;
+      lock.lock();
+    }
+    const ProfileView* v = tr_->last_profile();
+    return v ? py::object(ProfileDict(*v)) : py::object(py::none());
+  }
+
+  // For a thread that does not hold the GIL (the streaming worker): runs `call(translator)` under
+  // the mutex, counted in runtime_seconds.
+  template <class F>
+  Status CallWithoutGil(F&& call) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = call(*tr_);
+    runtime_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return s;
+  }
+
  private:
   std::shared_ptr<PyModel> model_;  // keeps the mapping alive as long as the translator
   std::unique_ptr<Translator> tr_;
@@ -386,6 +452,132 @@ class PyTranslator {
     std::lock_guard<std::mutex> lock(mu_);
     return runtime_seconds_;
   }
+};
+
+// ---- streaming ---------------------------------------------------------------------------
+
+// One streamed translation of one text. Start() runs the runtime call on a worker thread that
+// never takes the GIL: the runtime's stream callback copies each event into a queue under a
+// mutex, and Next(), on the Python thread, waits for the next event with the GIL released.
+// Close() (and the destructor) waits for the worker: the runtime has no cancellation, so an
+// early close lets the running call finish and drops its remaining events. Neither side
+// blocks the other for longer than a queue operation, so a caller that translates with the
+// same Translator while a stream is open waits for the streamed call, then proceeds.
+class PyStream {
+ public:
+  PyStream(py::object owner, PyTranslator* tr, std::string text, const TranslateOptions& options)
+      : owner_(std::move(owner)), tr_(tr), text_(std::move(text)), options_(options) {
+    options_.stream = &PyStream::OnEvent;
+    options_.stream_user = this;
+  }
+  PyStream(const PyStream&) = delete;
+  PyStream& operator=(const PyStream&) = delete;
+  ~PyStream() {  // runs with the GIL held, which the worker never needs: joining cannot deadlock
+    closed_.store(true);
+    if (worker_.joinable()) worker_.join();
+  }
+
+  void Start() {
+    if (started_) Throw(Status(StatusCode::kInvalidArgument, "this stream was already started"));
+    started_ = true;
+    try {
+      worker_ = std::thread([this] { Run(); });
+    } catch (const std::system_error& e) {
+      Throw(Status(StatusCode::kResourceExhausted, std::string("cannot start the streaming thread: ") + e.what()));
+    }
+  }
+
+  // The next event as (text, ids, final, seconds since the runtime call began), or None after
+  // the last one. A failed call raises its error (once; later calls return None).
+  py::object Next() {
+    if (!started_) Throw(Status(StatusCode::kInvalidArgument, "the stream was not started"));
+    for (;;) {
+      Item item;
+      bool have = false, finished = false;
+      Status status;
+      {
+        py::gil_scoped_release nogil;
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return !queue_.empty() || done_; });
+        if (!queue_.empty()) {
+          item = std::move(queue_.front());
+          queue_.pop_front();
+          have = true;
+        } else if (done_) {
+          finished = true;
+          status = std::exchange(status_, Status());
+        }
+      }
+      if (have)
+        return py::make_tuple(py::str(item.text), ToArray(item.ids.data(), item.ids.size()), item.final,
+                              item.seconds);
+      if (finished) {
+        Check(status);
+        return py::none();
+      }
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C while waiting
+    }
+  }
+
+  // Waits for the worker (without the GIL) and drops undelivered events. Idempotent.
+  void Close() {
+    closed_.store(true);
+    {
+      py::gil_scoped_release nogil;
+      if (worker_.joinable()) worker_.join();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.clear();
+  }
+
+ private:
+  struct Item {
+    std::string text;
+    std::vector<int32_t> ids;
+    bool final = false;
+    double seconds = 0;
+  };
+
+  static void OnEvent(const StreamEvent& e, void* user) {
+    PyStream& self = *static_cast<PyStream*>(user);
+    if (self.closed_.load()) return;  // nobody will read it
+    Item item{std::string(e.text), std::vector<int32_t>(e.ids, e.ids + e.num_ids), e.final,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - self.call_start_).count()};
+    {
+      std::lock_guard<std::mutex> lock(self.mu_);
+      self.queue_.push_back(std::move(item));
+    }
+    self.cv_.notify_one();
+  }
+
+  void Run() {
+    const std::string_view view(text_);
+    Status s = tr_->CallWithoutGil([&](Translator& t) {
+      call_start_ = std::chrono::steady_clock::now();
+      const SentenceResultView* ignored = nullptr;  // the final event carries the result
+      return t.TranslateViews(&view, 1, options_, &ignored);
+    });
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      status_ = std::move(s);
+      done_ = true;
+    }
+    cv_.notify_one();
+  }
+
+  py::object owner_;  // the Python _Translator: keeps tr_ alive while the stream exists
+  PyTranslator* tr_;
+  std::string text_;
+  TranslateOptions options_;
+  bool started_ = false;  // touched by the Python thread only
+  std::atomic<bool> closed_{false};
+  std::chrono::steady_clock::time_point call_start_;  // written and read by the worker only
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;  // guarded by mu_
+  bool done_ = false;       // guarded by mu_
+  Status status_;           // guarded by mu_
+  std::thread worker_;
 };
 
 #ifdef MTLITE_PY_HAS_CONVERTER
@@ -443,6 +635,8 @@ PYBIND11_MODULE(_mtlite, m) {
       .def_readwrite("max_input_bytes", &TranslatorLimits::max_input_bytes)
       .def_readwrite("alignments", &TranslatorLimits::alignments)
       .def_readwrite("threads", &TranslatorLimits::num_threads)
+      .def_readwrite("profiling", &TranslatorLimits::profiling)
+      .def_readwrite("profile_events", &TranslatorLimits::profile_events)
       .def("as_dict", &LimitsDict);
   py::class_<TranslateOptions>(m, "_Options")
       .def(py::init<>())
@@ -454,7 +648,8 @@ PYBIND11_MODULE(_mtlite, m) {
       .def_readwrite("n_best", &TranslateOptions::n_best)
       .def_readwrite("return_scores", &TranslateOptions::return_scores)
       .def_readwrite("return_alignments", &TranslateOptions::return_alignments)
-      .def_readwrite("alignment_layer", &TranslateOptions::alignment_layer);
+      .def_readwrite("alignment_layer", &TranslateOptions::alignment_layer)
+      .def_readwrite("profile", &TranslateOptions::profile);
 
   py::class_<PyModel, std::shared_ptr<PyModel>>(m, "_Model")
       .def(py::init<const std::string&, bool>(), py::arg("path"), py::arg("verify_checksums"))
@@ -462,6 +657,8 @@ PYBIND11_MODULE(_mtlite, m) {
       .def_property_readonly("file_size", &PyModel::file_size)
       .def("config", &PyModel::Config)
       .def("arena_bytes", &PyModel::ArenaBytes, py::arg("limits"))
+      .def("arena_plan", &PyModel::ArenaPlan, py::arg("limits"))
+      .def("size_profile", &PyModel::SizeProfile)
       .def("verify_checksums", &PyModel::VerifyChecksums)
       .def("encode", &PyModel::Encode, py::arg("text"), py::arg("target"))
       .def("decode", &PyModel::Decode, py::arg("ids"));
@@ -473,7 +670,19 @@ PYBIND11_MODULE(_mtlite, m) {
       .def("limits", &PyTranslator::Limits)
       .def("runtime_seconds", &PyTranslator::runtime_seconds, py::call_guard<py::gil_scoped_release>())
       .def("translate", &PyTranslator::Translate, py::arg("texts"), py::arg("options"))
-      .def("score", &PyTranslator::Score, py::arg("sources"), py::arg("targets"));
+      .def("score", &PyTranslator::Score, py::arg("sources"), py::arg("targets"))
+      .def("last_profile", &PyTranslator::LastProfile)
+      .def(
+          "stream",
+          [](py::object self, const std::string& text, const TranslateOptions& options) {
+            return std::make_unique<PyStream>(self, self.cast<PyTranslator*>(), text, options);
+          },
+          py::arg("text"), py::arg("options"));
+
+  py::class_<PyStream>(m, "_Stream")
+      .def("start", &PyStream::Start)
+      .def("next", &PyStream::Next)
+      .def("close", &PyStream::Close);
 
 #ifdef MTLITE_PY_HAS_CONVERTER
   m.def("convert", &Convert, py::arg("hf_dir"), py::arg("out_path"), py::arg("quantize"));

@@ -37,15 +37,26 @@ struct ShortlistArgs {
 ParseResult ParseShortlistArgs(int argc, const char* const* argv, ShortlistArgs* out);
 int ShortlistMain(int argc, char** argv);  // host builds (it is part of the converter)
 
-// mtlite info MODEL [--json] [--verify] [--limits BATCH,SRC,TGT,BEAM]
+// mtlite info MODEL [--json] [--verify] [--limits BATCH,SRC,TGT,BEAM [--threads N] [--header FILE]]
 struct InfoArgs {
   std::string path;
   bool json = false, verify = false;
   bool limits_given = false;
   TranslatorLimits limits;
+  std::string header;  // --header: write the RAM budget as C macros (needs --limits)
+  bool quiet = false;  // print nothing but errors (e.g. with --header in a build)
 };
 ParseResult ParseInfoArgs(int argc, const char* const* argv, InfoArgs* out);
 int InfoMain(int argc, char** argv);
+
+// mtlite embed MODEL -o model_data.S|.c [--symbol NAME] [--section NAME]
+struct EmbedArgs {
+  std::string model, output;
+  std::string symbol = "mtlite_model_data";
+  std::string section = ".rodata";
+};
+ParseResult ParseEmbedArgs(int argc, const char* const* argv, EmbedArgs* out);
+int EmbedMain(int argc, char** argv);
 
 // Options of everything that translates with a model (translate, bench/e2e_bench).
 struct TranslationArgs {
@@ -64,12 +75,36 @@ struct TranslateArgs : TranslationArgs {
   int n_best = 1, max_input_bytes = 16384;
   float length_penalty = 1.0f, max_length_ratio = 0;
   bool alignments = false, output_ids = false, input_ids = false, scores = false, verify = false;
-  bool quiet = false;
+  bool shortlist = false;
+  bool quiet = false, stream = false;
   std::string forced_logits;
   std::vector<std::string> texts;
 };
 ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs* out);
 int TranslateMain(int argc, char** argv);
+
+// mtlite profile -m MODEL [--input FILE | TEXT ...] [options]   (docs/profiling.md)
+struct ProfileArgs : TranslationArgs {
+  std::string input, trace, json;
+  std::vector<std::string> texts;
+  int repeat = 1;
+  bool layers = false, roofline = false, quiet = false;
+  int roofline_mib = 256;
+};
+ParseResult ParseProfileArgs(int argc, const char* const* argv, ProfileArgs* out);
+int ProfileMain(int argc, char** argv);
+
+// mtlite attention -m MODEL TEXT [TEXT ...] [-o MAP.svg|MAP.json] [--json FILE] [options]
+// The TEXTs are translated as one batch (TranslationArgs::batch = their number); --sentence
+// picks the one drawn, so a longer sentence beside it shows the padding columns.
+struct AttentionArgs : TranslationArgs {
+  std::string output, json;
+  std::vector<std::string> texts;
+  int sentence = 0, layer = -1;
+  bool crop = false;
+};
+ParseResult ParseAttentionArgs(int argc, const char* const* argv, AttentionArgs* out);
+int AttentionMain(int argc, char** argv);
 
 // The size profile as a table (component, bytes, % of `file_bytes`, dtypes) and a total line:
 // what `mtlite info` and `mtlite convert` print.

@@ -1,4 +1,4 @@
-// mtlite: convert | info | shortlist | translate | version
+// mtlite: convert | info | shortlist | translate | profile | attention | embed | version
 #include <cstdio>
 #include <cstring>
 
@@ -24,6 +24,9 @@ constexpr Command kCommands[] = {
     {"shortlist", "add an output-vocabulary shortlist (parallel text or Marian lex) to a model (host builds)",
      mtlite::cli::ShortlistMain},
     {"translate", "translate lines of stdin or the arguments", mtlite::cli::TranslateMain},
+    {"profile", "latency profile: per-op table, latency, memory; Chrome trace and JSON report", mtlite::cli::ProfileMain},
+    {"attention", "cross-attention heatmap of one sentence (SVG, JSON)", mtlite::cli::AttentionMain},
+    {"embed", "model file -> read-only data (.S or .c) for a firmware image", mtlite::cli::EmbedMain},
     {"version", "print the version", VersionMain},
 };
 

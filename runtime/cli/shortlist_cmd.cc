@@ -1,6 +1,6 @@
 // `mtlite shortlist -m MODEL -o OUT (--source SRC --target TGT ... | --lex FILE [--target TGT ...])
 //                   [--top-k K] [--frequent N] [--score dice|conditional] [--quiet]`
-// Writes OUT = MODEL plus an output-vocabulary shortlist section (converter/shortlist.h). The
+// Writes OUT = MODEL plus an output-vocabulary shortlist section (converter/shortlist_builder.h). The
 // parser is in every build; the build itself only where the converter (a host tool) is built.
 #include <cinttypes>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include "commands.h"
 #ifdef MTLITE_HAS_CONVERTER
 #include "io.h"
-#include "shortlist.h"
+#include "shortlist_builder.h"
 #endif
 
 namespace mtlite {

@@ -147,7 +147,10 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufDecQuant, "decoder.quantized", int8 ? R * kp(std::max(x.d, x.F_dec)) : 0, kDec, kDec);
   set(kBufDecQuantScale, "decoder.quant_scales", int8 ? R * f : 0, kDec, kDec);
   set(kBufDecStaging, "decoder.residual_staging", int8 ? 0 : R * d * f, kDec, kDec);
-  set(kBufLogits, "decoder.logits", R * V * f, kDec, kDec);
+  // with a shortlist, int8 logits cover whole 8-row blocks of the vocabulary
+  const bool shortlist = md.shortlist.present;
+  const size_t V8 = size_t(kernels::RoundUp(x.V, 8));
+  set(kBufLogits, "decoder.logits", R * (shortlist ? V8 : V) * f, kDec, kDec);
   set(kBufKCache, "decoder.k_cache", Ld * T * R * d * f, kDec, kDec);
   set(kBufVCache, "decoder.v_cache", Ld * T * R * d * f, kDec, kDec);
   set(kBufAncestors, "decoder.ancestors", R * T * i32, kDec, kDec);
@@ -168,6 +171,12 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   // streaming: the last reported hypothesis per sentence, and one decoded text
   set(kBufStreamIds, "stream.ids", (B + 1) * T * i32, kDec, kFin);
   set(kBufStreamText, "stream.text", size_t(x.text_cap), kDec, kFin);
+  // vocabulary shortlist: the batch's candidates, their blocks, the token of each logits column and
+  // the columns that are not candidates (masked to -inf)
+  set(kBufShortlistMarks, "shortlist.marks", shortlist ? V : 0, kTok, kTok);
+  set(kBufShortlistBlocks, "shortlist.blocks", shortlist ? V8 / 8 * i32 : 0, kTok, kDec);
+  set(kBufShortlistColumns, "shortlist.columns", shortlist ? V8 * i32 : 0, kTok, kDec);
+  set(kBufShortlistMasked, "shortlist.masked_columns", shortlist ? V8 * i32 : 0, kTok, kDec);
   p.Place();
   return p;
 }
@@ -176,8 +185,12 @@ void ArenaPlan::Place() {
   // Order: largest first, then declaration order (deterministic).
   int order[kNumBuffers];
   for (int i = 0; i < kNumBuffers; ++i) order[i] = i;
-  std::stable_sort(order, order + kNumBuffers,
-                   [&](int a, int b) { return AlignUp(bufs_[a].bytes) > AlignUp(bufs_[b].bytes); });
+  // std::sort with the index as tie-break: the stable order without std::stable_sort's temporary
+  // buffer (a heap allocation; creating a translator in a caller-owned arena allocates nothing).
+  std::sort(order, order + kNumBuffers, [&](int a, int b) {
+    const size_t sa = AlignUp(bufs_[a].bytes), sb = AlignUp(bufs_[b].bytes);
+    return sa != sb ? sa > sb : a < b;
+  });
   int placed[kNumBuffers];
   int num_placed = 0;
   total_ = 0;

@@ -45,6 +45,7 @@ enum BufferId : int {
   kBufActive, kBufRowTokens, kBufBeamScore, kBufCandScore, kBufCandTok, kBufCandPar,
   kBufHyps, kBufNumHyps, kBufWorst, kBufDone,
   kBufStreamIds, kBufStreamText,
+  kBufShortlistMarks, kBufShortlistBlocks, kBufShortlistColumns, kBufShortlistMasked,
   kNumBuffers
 };
 

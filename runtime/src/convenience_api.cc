@@ -29,6 +29,8 @@ void CopyResults(const SentenceResultView* v, size_t n, std::vector<TranslationR
 
 }  // namespace
 
+bool Model::has_shortlist() const { return data_->shortlist.present; }
+
 Status Translator::Translate(const std::vector<std::string>& inputs, const TranslateOptions& options,
                              std::vector<TranslationResult>* out) {
   if (!out) return Status(StatusCode::kInvalidArgument, "null output");

@@ -134,7 +134,14 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
     Norm(Op::kDecFfnNorm, l, dx_, n, Wt.final_ln);
   }
   Span out(prof, Op::kOutputProjection);
-  MTLITE_RETURN_IF_ERROR(Lin(out, out_proj(), dx_, n, logits_, nullptr, Act::kNone, sc));
+  if (out_blocks_) {  // vocabulary shortlist: only the candidates' blocks
+    Linear& L = out_proj();
+    out.Work(L.block_bytes(num_out_blocks_), uint64_t(n) * uint64_t(num_out_blocks_) * 8 * uint64_t(d), n,
+             num_out_blocks_ * 8, d);
+    MTLITE_RETURN_IF_ERROR(L.RunBlocks(exec_, dx_, n, out_blocks_, num_out_blocks_, logits_, sc));
+  } else {
+    MTLITE_RETURN_IF_ERROR(Lin(out, out_proj(), dx_, n, logits_, nullptr, Act::kNone, sc));
+  }
   *logits = logits_;
   return Status::Ok();
 }

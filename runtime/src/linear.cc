@@ -71,6 +71,39 @@ size_t Linear::weight_bytes() const {
   return 0;
 }
 
+size_t Linear::block_bytes(int nblocks) const {
+  return w_ ? size_t(nblocks) * 8 * (size_t(RoundUp(w_->cols, 4)) + sizeof(float)) : 0;
+}
+
+Status Linear::RunBlocks(const Exec& ex, const float* x, int m, const int32_t* blocks, int nblocks, float* y,
+                         const LinearScratch& s) const {
+  const WeightView& w = *w_;
+  if (w.dtype != WeightType::kInt8) return Status(StatusCode::kInternal, "RunBlocks needs int8 weights");
+  if (m <= 0 || nblocks <= 0) return Status::Ok();
+  if (ex.fault && ex.fault->Hit()) return Status(StatusCode::kInternal, "injected fault in a linear layer");
+  const kernels::KernelTable& K = *ex.K;
+  const int n = w.rows, k = w.cols, kp = RoundUp(k, 4), ldy = nblocks * 8;
+  K.quantize_rows_s8(x, m, k, k, s.quantized, kp, s.quant_scales);
+  const int8_t* wq = static_cast<const int8_t*>(w.data);
+  const int parts = ex.pool->parallel() ? std::min(ex.pool->threads() * 2, nblocks) : 1;
+  ex.pool->ParallelFor(parts, [&](int p, int thread) {
+    const uint64_t t0 = ex.prof && thread > 0 ? Profiler::Now() : 0;
+    const int i1 = int(int64_t(nblocks) * (p + 1) / parts);
+    // runs of consecutive blocks: one GEMM call each
+    for (int i = int(int64_t(nblocks) * p / parts); i < i1;) {
+      int j = i + 1;
+      while (j < i1 && blocks[j] == blocks[j - 1] + 1) ++j;
+      const int n0 = blocks[i] * 8, n1 = std::min(n, (blocks[j - 1] + 1) * 8);
+      if (n1 > n0)
+        K.gemm_s8_blocked(m, n1 - n0, k, s.quantized, kp, s.quant_scales, wq + size_t(blocks[i]) * kp * 8,
+                          w.scales + n0, bias_ ? bias_ + n0 : nullptr, nullptr, 0, y + size_t(i) * 8, ldy, Act::kNone);
+      i = j;
+    }
+    if (t0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, Profiler::Now(), m, ldy, k);
+  });
+  return Status::Ok();
+}
+
 Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float* residual, Act act,
                    const LinearScratch& s) const {
   const WeightView& w = *w_;

@@ -53,6 +53,13 @@ class Linear {
   Status Run(const Exec& ex, const float* x, int m, float* y, const float* residual, kernels::Act act,
              const LinearScratch& scratch) const;
 
+  // int8 only: the output rows of `nblocks` 8-row blocks (ascending block indices), written as
+  // y[m][nblocks * 8] (column c = row blocks[c / 8] * 8 + c % 8; rows beyond out_features() are
+  // left unwritten). Reads only those blocks' weights: the vocabulary shortlist's projection.
+  Status RunBlocks(const Exec& ex, const float* x, int m, const int32_t* blocks, int nblocks, float* y,
+                   const LinearScratch& scratch) const;
+  size_t block_bytes(int nblocks) const;  // weight bytes RunBlocks streams
+
   int in_features() const { return w_ ? w_->cols : 0; }
   int out_features() const { return w_ ? w_->rows : 0; }
   size_t weight_bytes() const;  // bytes of the weights (and scales) one Run streams

@@ -59,7 +59,7 @@ Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* s
       float* row = logits + size_t(i) * V;
       const bool force = t + 1 >= max_len[b];
       // The score is the log-prob of the chosen token (0 for the forced </s>).
-      row[sp.pad_id] = kNegInf;
+      if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
       float lse = 0.0f;
       if (sp.greedy_scores && !force) {
         SubTimer timer(prof, Op::kSearchLogSoftmax);
@@ -80,9 +80,9 @@ Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* s
         s->num_hyps[b] = 1;
         s->done[b] = 1;
       } else {
-        h->token(t + 1, slot) = best;
+        h->token(t + 1, slot) = sp.Token(best);
         h->parent(t + 1, slot) = slot;
-        if (obs) obs->OnToken(b, t + 1, best);
+        if (obs) obs->OnToken(b, t + 1, sp.Token(best));
       }
     }
   }
@@ -178,7 +178,7 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
       for (int w = 0; w < beam; ++w) {
         if (!first && w > 0) row += V;
         if (!force && (w == 0 || !first)) {
-          row[sp.pad_id] = kNegInf;
+          if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
           SubTimer timer(prof, Op::kSearchLogSoftmax);
           lse = RowLogSumExp(K, row, V);
           for (int j = 0; j < sp.num_bad; ++j) row[sp.bad_ids[j]] = kNegInf;
@@ -236,7 +236,7 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
         for (int w = 0; w < beam; ++w) {
           const int slot = b * W + w;
           s->beam_score[slot] = new_score[w];
-          h->token(t + 1, slot) = new_tok[w];
+          h->token(t + 1, slot) = sp.Token(new_tok[w]);
           h->parent(t + 1, slot) = new_par[w];
         }
         if (obs) obs->OnBest(b, t + 1, b * W);
@@ -258,7 +258,7 @@ Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8
     return Status(StatusCode::kInternal, "search: batch exceeds the history's slots");
   if (spec.beam < 1 || spec.beam > history->slots_per_sentence() || spec.beam > kMaxBeam)
     return Status(StatusCode::kInvalidArgument, "search: beam size outside [1, max_beam]");
-  if (spec.vocab < 1 || spec.eos_id < 0 || spec.eos_id >= spec.vocab || spec.pad_id < 0 || spec.pad_id >= spec.vocab)
+  if (spec.vocab < 1 || spec.eos_id < 0 || spec.eos_id >= spec.vocab || spec.pad_id < -1 || spec.pad_id >= spec.vocab)
     return Status(StatusCode::kInternal, "search: special token outside the vocabulary");
   for (int b = 0; b < nb; ++b)
     if (!skip[b] && (max_len[b] < 1 || max_len[b] > history->max_steps()))

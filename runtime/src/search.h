@@ -47,14 +47,19 @@ class SearchObserver {
   virtual void OnBest(int sentence, int t, int slot) {}
 };
 
+// Logits columns are tokens (columns == null) or, with a vocabulary shortlist, the candidates:
+// column j is token columns[j]; vocab, eos_id, pad_id and bad_ids are then column indices (pad_id
+// -1: no pad column).
 struct SearchSpec {
   int beam = 1;                // 1: greedy
   float length_penalty = 1.0f; // score = sum_logprob / length^penalty
   bool greedy_scores = false;  // greedy: compute log-probs (beam always does)
-  int vocab = 0;
+  int vocab = 0;               // logits columns
   int eos_id = 0, pad_id = 0, decoder_start_id = 0;
   const int* bad_ids = nullptr;  // besides pad; -inf after the log-softmax
   int num_bad = 0;
+  const int32_t* columns = nullptr;
+  int32_t Token(int column) const { return columns ? columns[column] : column; }
 };
 
 // Arena memory of the search state (sizes in arena_plan.cc).

@@ -50,6 +50,13 @@ class Transformer {
   Status DecoderStep(int t, int n, const int32_t* slots, const int32_t* tokens, BeamHistory* history,
                      int align_layer, float** logits);
 
+  // Output projection over these 8-row blocks of the vocabulary only (int8; null: every row).
+  // DecoderStep's logits are then [n][nblocks * 8], column c = token blocks[c / 8] * 8 + c % 8.
+  void SetOutputBlocks(const int32_t* blocks, int nblocks) {
+    out_blocks_ = blocks;
+    num_out_blocks_ = nblocks;
+  }
+
   int smax() const { return smax_; }
   void set_exec(const Exec& ex) { exec_ = ex; }  // e.g. a profiled call's profiler
   const Dims& dims() const { return dims_; }
@@ -70,7 +77,9 @@ class Transformer {
   Dims dims_;
   Linear* ops_ = nullptr;  // in the arena
   int num_ops_ = 0;
-  int smax_ = 0;           // padded source length of the current batch
+  int smax_ = 0;           // longest source of the current batch
+  const int32_t* out_blocks_ = nullptr;
+  int num_out_blocks_ = 0;
 
   // arena buffers (arena_plan.h)
   const float* pos_enc_ = nullptr;  // [S][d] (or the stored table)

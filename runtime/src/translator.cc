@@ -2,12 +2,15 @@
 //   options and inputs checked -> tokenize (tokenizer.h) -> encoder + cross K/V
 //   (transformer.h) -> greedy or beam search (search.h) over decoder steps -> backtracking
 //   (beam_history.h) and detokenization into result views.
-// Memory: one arena, planned from TranslatorLimits (arena_plan.h) and allocated in Create();
-// translate() never touches the heap.
+// Memory: one arena, planned from TranslatorLimits (arena_plan.h), with the Translator's own
+// objects at its head (translator_placement.cc); Create() allocates it as one block, or
+// takes the caller's. translate() never touches the heap.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -19,10 +22,12 @@
 #include "profiler.h"
 #include "mtlite/mtlite.hpp"
 #include "search.h"
-#include "testing_hooks.h"
+#include "shortlist.h"
+#include "streamer.h"
 #include "thread_pool.h"
 #include "tokenizer.h"
 #include "transformer.h"
+#include "translator_impl.h"
 
 #ifdef MTLITE_USE_XNNPACK
 #include <pthreadpool.h>
@@ -39,141 +44,10 @@ namespace {
 Status Err(StatusCode c, std::string m) { return Status(c, std::move(m)); }
 std::string Sentence(size_t b) { return "sentence " + std::to_string(b) + ": "; }
 
-struct FreeDeleter {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
-
-#ifdef MTLITE_USE_XNNPACK
-struct XnnPoolDeleter {
-  void operator()(pthreadpool* p) const { pthreadpool_destroy(p); }
-};
-using XnnPool = std::unique_ptr<pthreadpool, XnnPoolDeleter>;
-#endif
-
 }  // namespace
 
-// Token streaming over the search's observer hook: reports a sentence's current hypothesis when it
-// differs from the last one reported (arena buffers; no allocation).
-class Streamer : public detail::SearchObserver {
- public:
-  void Bind(const detail::BeamHistory* h, const SpmTokenizer* tok, int32_t* ids, char* text, int text_cap, int T) {
-    history_ = h;
-    tok_ = tok;
-    ids_ = ids;
-    text_ = text;
-    text_cap_ = text_cap;
-    T_ = T;
-  }
-  void Start(const TranslateOptions& opt, bool texts_mode, int nb) {
-    fn_ = opt.stream;
-    user_ = opt.stream_user;
-    texts_mode_ = texts_mode;
-    nb_ = nb;
-    for (int b = 0; b < nb; ++b) reported_[b] = -1;
-  }
-  bool active() const { return fn_ != nullptr; }
-  void OnToken(int sentence, int t, int32_t) override { Report(sentence, t, sentence * history_->slots_per_sentence()); }
-  void OnBest(int sentence, int t, int slot) override { Report(sentence, t, slot); }
-  void Final(int sentence, const HypothesisView& h) {
-    StreamEvent e;
-    e.sentence = size_t(sentence);
-    e.ids = h.ids;
-    e.num_ids = h.num_ids;
-    e.text = h.text;
-    e.final = true;
-    fn_(e, user_);
-  }
-
- private:
-  // The hypothesis ending at step t in `slot`: its tokens of positions 1..t.
-  void Report(int b, int t, int slot) {
-    int32_t* scratch = ids_ + size_t(nb_) * T_;
-    int32_t* last = ids_ + size_t(b) * T_;
-    history_->Backtrack(t, slot, scratch, nullptr, 0);
-    if (reported_[b] == t && std::memcmp(scratch, last, sizeof(int32_t) * size_t(t)) == 0) return;
-    std::memcpy(last, scratch, sizeof(int32_t) * size_t(t));
-    reported_[b] = t;
-    size_t len = 0;
-    if (texts_mode_ && !tok_->Decode(last, t, text_, size_t(text_cap_), &len).ok()) len = 0;
-    StreamEvent e;
-    e.sentence = size_t(b);
-    e.ids = last;
-    e.num_ids = t;
-    e.text = std::string_view(text_, len);
-    fn_(e, user_);
-  }
-
-  const detail::BeamHistory* history_ = nullptr;
-  const SpmTokenizer* tok_ = nullptr;
-  int32_t* ids_ = nullptr;  // [B + 1][T]: last reported per sentence, then a scratch row
-  char* text_ = nullptr;
-  int text_cap_ = 0, T_ = 0, nb_ = 0;
-  bool texts_mode_ = false;
-  StreamCallback fn_ = nullptr;
-  void* user_ = nullptr;
-  int reported_[4096] = {};  // per sentence: length of the last reported hypothesis (-1: none)
-};
-
-class TranslatorImpl : public detail::StepModel {
- public:
-  Status Init(std::shared_ptr<const Model> model, const TranslatorLimits& limits);
-  Status Run(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
-             const TranslateOptions& opt, const SentenceResultView** out);
-  Status RunImpl(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
-                 const TranslateOptions& opt, const SentenceResultView** out);
-  Status Forced(const int32_t* src, int src_len, const int32_t* tgt, int tgt_len, float* logits_out);
-  // StepModel: one decoder step for the search.
-  Status Step(int t, int n, const int32_t* slots, const int32_t* tokens, float** logits) override {
-    steps_ = t + 1;
-    return net_.DecoderStep(t, n, slots, tokens, &history_, align_layer_, logits);
-  }
-
-  TranslatorLimits lim;
-  ArenaPlan plan;
-  detail::FaultInjector fault;
-
-  uint8_t* arena() const { return arena_.get(); }
-  const ProfileView* last_profile() const { return profiled_ ? &prof_.view() : nullptr; }
-
- private:
-  Status EncodeSources(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
-                       int* smax);
-  Status Finish(int nb, const TranslateOptions& opt);
-
-  std::shared_ptr<const Model> model_;
-  const ModelData* md_ = nullptr;
-  const ModelConfig* cfg_ = nullptr;
-  detail::ThreadPool pool_;
-#ifdef MTLITE_USE_XNNPACK
-  XnnPool xnn_pool_;  // XNNPACK's own workers (f32/f16 linear layers only)
-#endif
-  detail::Exec exec_;
-  std::optional<SpmTokenizer> src_tok_, tgt_tok_;
-  std::unique_ptr<uint8_t, FreeDeleter> arena_;  // declared before net_: destroyed after it
-  detail::Transformer net_;
-  detail::BeamHistory history_;
-  detail::SearchBuffers search_;
-  detail::Dims x_;
-  detail::Profiler prof_;
-  Streamer streamer_;
-  bool profiled_ = false;       // the last call was profiled and succeeded
-
-  int32_t* src_ids_ = nullptr;  // [B][S]
-  int* src_len_ = nullptr;      // [B]
-  uint8_t* tok_ws_ = nullptr;
-  int32_t* out_ids_ = nullptr;  // [B][NB][T]
-  char* out_text_ = nullptr;    // [B][NB][text_cap]
-  float* out_align_ = nullptr;  // [B][NB][T][S]
-  HypothesisView* hyp_views_ = nullptr;
-  SentenceResultView* sent_views_ = nullptr;
-  uint8_t skip_[4096] = {};     // per sentence of the current call: nothing to translate
-  int max_len_[4096] = {};      // per sentence: generated-token cap
-  int steps_ = 0;               // decoder steps of the current call
-  int align_layer_ = -1;        // decoder layer whose cross-attention is recorded (-1: none)
-  bool texts_mode_ = false;     // inputs were text (decode outputs to text)
-};
-
-Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const TranslatorLimits& limits) {
+Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const TranslatorLimits& limits, uint8_t* arena,
+                           size_t arena_bytes) {
   model_ = std::move(model);
   md_ = &model_->data();
   cfg_ = &md_->config;
@@ -192,13 +66,11 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
     }
   }
 #endif
-  // Not zero-filled: every buffer is written before it is read, and pages the declared limits
-  // reserve but a translation never reaches stay untouched (not resident).
-  arena_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, plan.total_bytes())));
-  if (!arena_)
-    return Err(StatusCode::kResourceExhausted,
-               "cannot allocate the arena of " + std::to_string(plan.total_bytes()) + " bytes");
-  uint8_t* a = arena_.get();
+  if (plan.total_bytes() > arena_bytes)
+    return Err(StatusCode::kResourceExhausted, "arena too small for the plan (" + std::to_string(plan.total_bytes()) +
+                                                   " bytes needed)");
+  arena_ = arena;
+  uint8_t* a = arena_;
   if (Status s = pool_.Init(lim.num_threads); !s.ok()) return s;
   exec_ = {&kernels::BestKernels(), &pool_, &fault, nullptr};
 #ifdef MTLITE_USE_XNNPACK
@@ -226,6 +98,8 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
   out_align_ = plan.Get<float>(a, kBufOutAlign);
   hyp_views_ = plan.Get<HypothesisView>(a, kBufHypViews);
   sent_views_ = plan.Get<SentenceResultView>(a, kBufSentViews);
+  shortlist_.Bind(plan.Get<uint8_t>(a, kBufShortlistMarks), plan.Get<int32_t>(a, kBufShortlistBlocks),
+                  plan.Get<int32_t>(a, kBufShortlistColumns), plan.Get<int32_t>(a, kBufShortlistMasked));
   streamer_.Bind(&history_, &*tgt_tok_, plan.Get<int32_t>(a, kBufStreamIds), plan.Get<char>(a, kBufStreamText),
                  x_.text_cap, x_.T);
   prof_.Bind(plan.Get<ProfileEntry>(a, kBufProfileEntries), std::max(x_.Le, x_.Ld),
@@ -319,24 +193,13 @@ Status TranslatorImpl::RunImpl(const std::string_view* texts, const int32_t* con
   const int align_layer = opt.alignment_layer < 0 ? Ld + opt.alignment_layer : opt.alignment_layer;
   if (opt.return_alignments && (align_layer < 0 || align_layer >= Ld))
     return Err(StatusCode::kInvalidArgument, "alignment_layer out of range");
+  if (opt.use_shortlist && !md_->shortlist.present)
+    return Err(StatusCode::kUnsupported, "use_shortlist: the model has no shortlist section (see `mtlite shortlist`)");
   align_layer_ = opt.return_alignments ? align_layer : -1;
   texts_mode_ = texts != nullptr;
 
   int smax = 0;
   steps_ = 0;
-  {
-    detail::Span tokenize(exec_.prof, detail::Op::kTokenize);
-    if (Status s = EncodeSources(texts, ids, lens, n, &smax); !s.ok()) return s;
-  }
-  bool any = false;
-  for (size_t b = 0; b < n; ++b) {
-    max_len_[b] = detail::MaxTargetLength(opt, src_len_[b], x_.T);
-    skip_[b] = texts_mode_ && src_len_[b] == 0;  // empty text: translated to ""
-    any = any || !skip_[b];
-  }
-  if (any) {
-    if (Status s = net_.Encode(src_ids_, src_len_, int(n), smax); !s.ok()) return s;
-  }
   detail::SearchSpec spec;
   spec.beam = opt.beam_size;
   spec.length_penalty = opt.length_penalty;
@@ -347,6 +210,23 @@ Status TranslatorImpl::RunImpl(const std::string_view* texts, const int32_t* con
   spec.decoder_start_id = cfg_->decoder_start_id;
   spec.bad_ids = cfg_->bad_word_ids.data();
   spec.num_bad = int(cfg_->bad_word_ids.size());
+  shortlist_.Clear();
+  {
+    detail::Span tokenize(exec_.prof, detail::Op::kTokenize);
+    if (Status s = EncodeSources(texts, ids, lens, n, &smax); !s.ok()) return s;
+    if (opt.use_shortlist) shortlist_.Build(*md_, src_ids_, x_.S, src_len_, int(n), &spec);  // source ids: live until encode
+  }
+  steps_cols_ = spec.vocab;
+  net_.SetOutputBlocks(shortlist_.blocks(), shortlist_.num_blocks());
+  bool any = false;
+  for (size_t b = 0; b < n; ++b) {
+    max_len_[b] = detail::MaxTargetLength(opt, src_len_[b], x_.T);
+    skip_[b] = texts_mode_ && src_len_[b] == 0;  // empty text: translated to ""
+    any = any || !skip_[b];
+  }
+  if (any) {
+    if (Status s = net_.Encode(src_ids_, src_len_, int(n), smax); !s.ok()) return s;
+  }
   streamer_.Start(opt, texts_mode_, int(n));
   if (Status s = detail::RunSearch(spec, int(n), max_len_, skip_, *exec_.K, &history_, &search_, this,
                                    streamer_.active() ? &streamer_ : nullptr, exec_.prof);
@@ -425,74 +305,5 @@ Status TranslatorImpl::Forced(const int32_t* src, int src_len, const int32_t* tg
   }
   return Status::Ok();
 }
-
-// ---------------------------------------------------------------------------------------------
-// Public API
-
-Result<std::unique_ptr<Translator>> Translator::Create(std::shared_ptr<const Model> model,
-                                                       const TranslatorLimits& limits) {
-  if (!model) return Err(StatusCode::kInvalidArgument, "null model");
-  auto impl = std::make_unique<TranslatorImpl>();
-  if (Status s = impl->Init(std::move(model), limits); !s.ok()) return s;
-  return std::unique_ptr<Translator>(new Translator(std::move(impl)));
-}
-
-Result<size_t> Translator::ArenaBytes(const Model& model, const TranslatorLimits& limits) {
-  auto plan = ArenaPlan::Make(model.data(), limits);
-  if (!plan.ok()) return plan.status();
-  return plan.value().total_bytes();
-}
-
-Result<ArenaPlanInfo> Translator::PlanArena(const Model& model, const TranslatorLimits& limits) {
-  auto plan = ArenaPlan::Make(model.data(), limits);
-  if (!plan.ok()) return plan.status();
-  return plan.value().Describe();
-}
-
-Translator::Translator(std::unique_ptr<TranslatorImpl> impl) : impl_(std::move(impl)) {}
-Translator::~Translator() = default;
-size_t Translator::arena_bytes() const { return impl_->plan.total_bytes(); }
-const TranslatorLimits& Translator::limits() const { return impl_->lim; }
-const ProfileView* Translator::last_profile() const { return impl_->last_profile(); }
-
-Status Translator::TranslateViews(const std::string_view* inputs, size_t n, const TranslateOptions& options,
-                                  const SentenceResultView** out) {
-  if (!inputs && n > 0) return Err(StatusCode::kInvalidArgument, "null inputs for " + std::to_string(n) + " sentences");
-  return impl_->Run(inputs, nullptr, nullptr, n, options, out);
-}
-
-Status Translator::TranslateIdsViews(const int32_t* const* source_ids, const int* source_lengths, size_t n,
-                                     const TranslateOptions& options, const SentenceResultView** out) {
-  if ((!source_ids || !source_lengths) && n > 0)
-    return Err(StatusCode::kInvalidArgument, "null source ids for " + std::to_string(n) + " sentences");
-  return impl_->Run(nullptr, source_ids, source_lengths, n, options, out);
-}
-
-Status Translator::ForcedLogits(const int32_t* source_ids, int source_len, const int32_t* target_ids, int target_len,
-                                float* logits_out) {
-  return impl_->Forced(source_ids, source_len, target_ids, target_len, logits_out);
-}
-
-namespace detail {
-void FillArenaForTesting(Translator& t, uint8_t byte) {
-  TranslatorImpl& impl = *TestingAccess::Impl(t);
-  for (int i = 0; i < kNumBuffers; ++i) {
-    const PlannedBuffer& b = impl.plan.buffer(i);
-    if (b.bytes && !b.persistent) std::memset(impl.arena() + b.offset, byte, b.bytes);
-  }
-}
-void InjectLinearFaultForTesting(Translator& t, long countdown) { TestingAccess::Impl(t)->fault.countdown = countdown; }
-const void* ArenaBufferForTesting(const Translator& t, const char* name, size_t* bytes) {
-  const TranslatorImpl& impl = *TestingAccess::Impl(t);
-  for (int i = 0; i < kNumBuffers; ++i) {
-    const PlannedBuffer& b = impl.plan.buffer(i);
-    if (b.bytes && std::strcmp(b.name, name) == 0) {
-      if (bytes) *bytes = b.bytes;
-      return impl.arena() + b.offset;
-    }
-  }
-  return nullptr;
-}
-}  // namespace detail
 
 }  // namespace mtlite

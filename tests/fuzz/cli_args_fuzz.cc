@@ -1,6 +1,7 @@
 // libFuzzer target: the argument parsers of every `mtlite` command on arbitrary argument
-// vectors. Input: byte 0 picks the command (convert, info, translate, or the generic ArgParser
-// with every option type), the rest is split at NUL bytes into arguments. The parsers must not
+// vectors. Input: byte 0 picks the command (0 convert, 1 info, 2 translate, 4 profile,
+// 5 attention, else the generic ArgParser with every option type), the rest is split at NUL
+// bytes into arguments. The parsers must not
 // crash, exit, do I/O or load anything; an error always carries a message and the usage line,
 // --help returns the help text, and a successful parse leaves values inside their ranges.
 // Seeds: tests/fuzz/seeds/cli_args/.
@@ -74,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& a : args) argv.push_back(a.c_str());
   const int argc = int(argv.size());
 
-  switch (data[0] % 4) {
+  switch (data[0] % 6) {
     case 0: {
       mtlite::cli::ConvertArgs a;
       const ParseResult r = mtlite::cli::ParseConvertArgs(argc, argv.data(), &a);
@@ -108,6 +109,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         c.max_positions = 16;
         const mtlite::TranslatorLimits l = mtlite::cli::TranslationLimits(a, c);
         Require(l.max_target_tokens <= 16 && l.max_source_tokens <= 16 && l.max_batch == a.batch);
+      }
+      break;
+    }
+    case 4: {
+      mtlite::cli::ProfileArgs a;
+      const ParseResult r = mtlite::cli::ParseProfileArgs(argc, argv.data(), &a);
+      CheckResult(r);
+      if (r.ok()) {
+        Require(!a.model.empty() && a.beam >= 1 && a.beam <= 64 && a.batch >= 1 && a.batch <= 1024);
+        Require(a.threads >= 1 && a.max_length >= 1 && a.repeat >= 1 && a.roofline_mib >= 1);
+        Require(a.input.empty() || a.texts.empty());
+      }
+      break;
+    }
+    case 5: {
+      mtlite::cli::AttentionArgs a;
+      const ParseResult r = mtlite::cli::ParseAttentionArgs(argc, argv.data(), &a);
+      CheckResult(r);
+      if (r.ok()) {
+        Require(!a.model.empty() && !a.texts.empty() && a.sentence >= 0 && size_t(a.sentence) < a.texts.size());
+        Require(a.batch == int(a.texts.size()) && a.layer >= -1 && a.beam >= 1 && (!a.output.empty() || !a.json.empty()));
       }
       break;
     }

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -74,6 +75,27 @@ def int8_model(mtlite, int8_path):
 
 def dev_lines(name, side="en"):
     return read_lines(os.path.join(DEV, f"{name}.{side}"))
+
+
+def in_threads(work, keys):
+    """Runs work(key) on one thread per key, all at once; returns {key: result}, or raises the
+    first exception of a thread."""
+    results, errors = {}, []
+
+    def run(key):
+        try:
+            results[key] = work(key)
+        except Exception as e:  # re-raised below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in keys]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return results
 
 
 def run_cli(cli, args, lines, check=True):

@@ -4,7 +4,7 @@ as serial runs; one translator used from two threads is serialised, not corrupte
 import threading
 import time
 
-from conftest import dev_lines
+from conftest import dev_lines, in_threads
 
 
 def test_gil_released_during_translation(mtlite, int8_model):
@@ -46,22 +46,12 @@ def test_two_translators_two_threads_same_as_serial(mtlite, int8_model):
     serial = {}
     for name, ls in lines.items():
         serial[name] = [r.text for r in mtlite.Translator(int8_model, max_batch=8).translate_batch(ls, beam_size=2)]
-    got, errors = {}, []
 
     def work(name):
-        try:
-            tr = mtlite.Translator(int8_model, max_batch=8)
-            got[name] = [r.text for r in tr.translate_batch(lines[name], beam_size=2)]
-        except Exception as e:  # reported below
-            errors.append(e)
+        tr = mtlite.Translator(int8_model, max_batch=8)
+        return [r.text for r in tr.translate_batch(lines[name], beam_size=2)]
 
-    threads = [threading.Thread(target=work, args=(n,)) for n in lines]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    assert got == serial
+    assert in_threads(work, lines) == serial
 
 
 def test_one_translator_shared_by_threads_is_serialised(mtlite, int8_model):

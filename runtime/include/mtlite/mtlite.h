@@ -49,6 +49,7 @@ typedef struct {
   int profile; /* bool: profile this call (needs mtlite_limits.profiling) */
   mtlite_stream_fn stream; /* NULL: no streaming */
   void* stream_user;
+  int use_shortlist; /* bool: restrict the output vocabulary (the model's shortlist section) */
 } mtlite_options;
 
 typedef struct {
@@ -75,6 +76,27 @@ mtlite_status mtlite_translator_create(const mtlite_model* model, const mtlite_l
                                        mtlite_translator** out);
 size_t mtlite_translator_arena_bytes(const mtlite_translator* translator);
 void mtlite_translator_free(mtlite_translator* translator);
+
+/* ---- Caller-owned memory (firmware; docs/deploy.md) --------------------------------------------
+ * The model's tables and handle go into caller storage, the translator's objects and buffers into
+ * a caller arena; with int8 weights and num_threads 1 nothing is allocated on the heap, from
+ * loading to the last translation. Both buffers must be 64-byte aligned (e.g.
+ * `static uint8_t arena[N] __attribute__((aligned(64)));`) and outlive what is placed in them;
+ * mtlite_model_free / mtlite_translator_free run the destructors and free nothing.
+ * `mtlite info MODEL --limits B,S,T,BEAM --header arena.h` writes both sizes as C macros. */
+
+/* Bytes of storage mtlite_model_from_buffer_storage needs for the model at data[0, size). */
+mtlite_status mtlite_model_storage_bytes(const void* data, size_t size, size_t* bytes);
+/* As mtlite_model_from_buffer; `storage` holds the model's tables and handle. Differs from it in
+ * one detail only: the config's banned ids leave out <pad>, which every search masks anyway. */
+mtlite_status mtlite_model_from_buffer_storage(const void* data, size_t size, int verify_checksums, void* storage,
+                                               size_t storage_bytes, mtlite_model** out);
+/* Bytes of arena mtlite_translator_create_in_arena needs for these limits (NULL: defaults). */
+mtlite_status mtlite_arena_bytes(const mtlite_model* model, const mtlite_limits* limits, size_t* bytes);
+/* As mtlite_translator_create, placed in arena[0, arena_bytes): MTLITE_RESOURCE_EXHAUSTED (the
+ * message says how many bytes are needed) when it is too small. */
+mtlite_status mtlite_translator_create_in_arena(const mtlite_model* model, const mtlite_limits* limits, void* arena,
+                                                size_t arena_bytes, mtlite_translator** out);
 
 /* texts[i] of lengths[i] bytes (lengths may be NULL: NUL-terminated). No heap allocation. */
 mtlite_status mtlite_translate(mtlite_translator* translator, const char* const* texts, const size_t* lengths,

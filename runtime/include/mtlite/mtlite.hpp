@@ -134,9 +134,26 @@ class Model {
   // unchanged for the Model's lifetime, and be 64-byte aligned for in-place SIMD reads.
   static Result<std::shared_ptr<const Model>> FromBuffer(const void* data, size_t size,
                                                          const LoadOptions& options = {});
+
+  // Caller-owned storage (firmware; see docs/deploy.md). The loader's tables (layer views,
+  // tokenizer piece/vocab views, the checksum list), the Model object and its shared_ptr control
+  // block are placed in `storage` (64-byte aligned, at least StorageBytes(data, size) bytes), so
+  // loading a valid model allocates nothing on the heap. Both buffers must outlive the Model (the
+  // last shared_ptr); releasing it runs the destructor and frees nothing. The one difference to
+  // the allocating loaders: config().bad_word_ids leaves out <pad>, which every search masks
+  // anyway (Marian's usual bad_words_ids [[pad]] then costs no std::vector allocation); other
+  // banned ids are kept (and do allocate the vector). A too small `storage` is
+  // kResourceExhausted with the number of bytes needed.
+  static Result<std::shared_ptr<const Model>> FromBuffer(const void* data, size_t size, void* storage,
+                                                         size_t storage_bytes, const LoadOptions& options = {});
+  // Bytes of `storage` the overload above needs for the model at data[0, size) (runs the
+  // FlatBuffers verifier; kInvalidModel if the buffer is no mtlite model).
+  static Result<size_t> StorageBytes(const void* data, size_t size);
   ~Model();
   const ModelConfig& config() const;
   size_t file_size() const;
+  // True when the file has an output-vocabulary shortlist (TranslateOptions::use_shortlist).
+  bool has_shortlist() const;
   // Checks every data buffer's CRC32C; kChecksumMismatch names the first bad tensor.
   Status VerifyChecksums() const;
   // Bytes of the file per component, in model order (embeddings, positions, final_logits_bias,
@@ -147,8 +164,10 @@ class Model {
   const detail::ModelData& data() const { return *data_; }
 
  private:
-  Model();
-  std::unique_ptr<detail::ModelData> data_;
+  Model();                                 // heap ModelData, owned
+  explicit Model(detail::ModelData* data); // placed in caller storage, destroyed in place
+  detail::ModelData* data_;
+  bool owns_data_;
 };
 
 // Declared limits; the arena is sized for them once, at Translator creation.
@@ -192,6 +211,10 @@ struct TranslateOptions {
   bool return_alignments = false;
   int alignment_layer = -1;      // decoder layer whose cross-attention is averaged (-1 = last)
   bool profile = false;          // record spans (needs TranslatorLimits::profiling); see last_profile()
+  // Vocabulary shortlist (the model file's optional section, `mtlite shortlist`): the output
+  // projection, log-softmax and search run over the batch's candidate target tokens only (the union
+  // of the source tokens' lists, the always-allowed tokens, </s>). kUnsupported if the model has none.
+  bool use_shortlist = false;
   StreamCallback stream = nullptr;  // token streaming (see StreamEvent); no heap allocation
   void* stream_user = nullptr;
 };
@@ -284,11 +307,23 @@ class Translator {
  public:
   static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> model,
                                                     const TranslatorLimits& limits = {});
-  // Arena bytes a Translator would need for these limits (no allocation of the arena).
+  // Caller-owned arena (firmware; see docs/deploy.md): the Translator's objects and every buffer
+  // are placed in arena[0, bytes), which must be 64-byte aligned and at least ArenaBytes(model,
+  // limits) long (else kResourceExhausted says how many bytes are needed). With int8 weights
+  // and num_threads 1 nothing is allocated on the heap, not even here (threads > 1 start worker
+  // threads; f32/f16 weights with XNNPACK create its operators). The arena must outlive the
+  // Translator; destroying the Translator (the unique_ptr) runs its destructor and frees nothing.
+  static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> model,
+                                                    const TranslatorLimits& limits, void* arena, size_t bytes);
+  // Arena bytes a Translator needs for these limits (its objects and its planned buffers): what
+  // Create allocates, or what a caller-owned arena must hold. Allocates nothing.
   static Result<size_t> ArenaBytes(const Model& model, const TranslatorLimits& limits);
   // The per-buffer plan behind ArenaBytes (allocates the description; not for a device's hot path).
   static Result<ArenaPlanInfo> PlanArena(const Model& model, const TranslatorLimits& limits);
   ~Translator();
+  // Translators live in their arena (a heap block from Create, or the caller's): deleting one
+  // frees the heap block, or nothing for a caller-owned arena.
+  static void operator delete(void* p);
 
   size_t arena_bytes() const;
   const TranslatorLimits& limits() const;
@@ -316,8 +351,13 @@ class Translator {
 
  private:
   friend struct detail::TestingAccess;
-  explicit Translator(std::unique_ptr<TranslatorImpl> impl);
-  std::unique_ptr<TranslatorImpl> impl_;
+  struct ImplDeleter {  // the TranslatorImpl lives in the arena: destroy it in place
+    void operator()(TranslatorImpl* impl) const;
+  };
+  explicit Translator(TranslatorImpl* impl);
+  static Result<std::unique_ptr<Translator>> Place(std::shared_ptr<const Model> model, const TranslatorLimits& limits,
+                                                   uint8_t* block, size_t bytes, bool heap_block);
+  std::unique_ptr<TranslatorImpl, ImplDeleter> impl_;
 };
 
 // Text <-> ids with the model's own tokenizer (allocating convenience API).

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "mtlite/mtlite.hpp"
-#include "unit/host/translator_test_util.h"
+#include "unit/translator_test_util.h"
 
 namespace mtlite {
 namespace {

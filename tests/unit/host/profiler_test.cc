@@ -10,7 +10,7 @@
 
 #include "mtlite/mtlite.h"
 #include "mtlite/mtlite.hpp"
-#include "unit/host/translator_test_util.h"
+#include "unit/translator_test_util.h"
 
 namespace mtlite {
 namespace {
@@ -82,11 +82,12 @@ TEST_P(TranslatorTest, ProfileTraceNestsAndChildrenSumToParents) {
       const double wall = double(v->wall_ns);
       const double root_ns = double(nodes[root].e->end_ns - nodes[root].e->start_ns);
       EXPECT_GE(root_ns, 0.95 * wall);
-      // Children cover their parents up to the span overhead (clock reads, loop control), summed
-      // per op kind so that one preemption of this thread between two spans (the machine may
-      // be busy) does not decide; a structural gap (an unmeasured piece of work) would.
+      // Children cover their parents up to the span overhead (clock reads, loop control). The
+      // check takes, per op kind, the best-covered instance: a preemption of this thread between
+      // two spans (the machine may be busy) hits some instances, never all of them, while a
+      // structural gap (an unmeasured piece of work) shows in every instance.
       std::map<std::string, int> count;
-      std::map<std::string, double> parent_ns, child_ns;
+      std::map<std::string, double> best_cover;
       for (const Node& n : nodes) {
         ++count[n.e->op];
         if (n.children.empty()) continue;
@@ -94,12 +95,12 @@ TEST_P(TranslatorTest, ProfileTraceNestsAndChildrenSumToParents) {
         for (size_t c : n.children) sum += double(nodes[c].e->end_ns - nodes[c].e->start_ns);
         const double parent = double(n.e->end_ns - n.e->start_ns);
         EXPECT_LE(sum, parent * 1.0000001 + 1) << n.e->op;
-        parent_ns[n.e->op] += parent;
-        child_ns[n.e->op] += sum;
+        if (parent < 2e5) continue;  // under 0.2 ms: overhead-dominated, not meaningful
+        double& best = best_cover[n.e->op];
+        best = std::max(best, sum / parent);
       }
-      for (const auto& [op, p] : parent_ns) {
-        if (p < 1e6) continue;  // under a millisecond in all: overhead-dominated, not meaningful
-        EXPECT_GE(child_ns[op], 0.98 * p) << op << ": children cover " << 100 * child_ns[op] / p << " %";
+      for (const auto& [op, cover] : best_cover) {
+        EXPECT_GE(cover, 0.98) << op << ": children cover at best " << 100 * cover << " %";
       }
       EXPECT_EQ(count["translate"], 1);
       EXPECT_EQ(count["tokenize"], 1);

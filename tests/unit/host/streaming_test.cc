@@ -6,7 +6,7 @@
 
 #include "mtlite/mtlite.h"
 #include "mtlite/mtlite.hpp"
-#include "unit/host/translator_test_util.h"
+#include "unit/translator_test_util.h"
 
 namespace mtlite {
 namespace {

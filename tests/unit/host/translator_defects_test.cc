@@ -8,7 +8,7 @@
 
 #include "mtlite/mtlite.hpp"
 #include "testing_hooks.h"
-#include "unit/host/translator_test_util.h"
+#include "unit/translator_test_util.h"
 
 namespace mtlite {
 namespace {

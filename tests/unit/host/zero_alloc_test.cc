@@ -10,42 +10,11 @@
 #include <vector>
 
 #include "mtlite/mtlite.hpp"
-#include "unit/host/translator_test_util.h"
+#include "unit/alloc_counter.h"
+#include "unit/translator_test_util.h"
 
-// ---- allocation counting: glibc lets a program interpose malloc & co. ----
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-void __libc_free(void*);
-}
-static std::atomic<bool> g_counting{false};
-static std::atomic<long> g_allocs{0};
-extern "C" {
-void* malloc(size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocs.fetch_add(1);
-  return __libc_malloc(n);
-}
-void* calloc(size_t a, size_t b) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocs.fetch_add(1);
-  return __libc_calloc(a, b);
-}
-void* realloc(void* p, size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocs.fetch_add(1);
-  return __libc_realloc(p, n);
-}
-void* aligned_alloc(size_t al, size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocs.fetch_add(1);
-  return __libc_memalign(al, n);
-}
-int posix_memalign(void** out, size_t al, size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocs.fetch_add(1);
-  *out = __libc_memalign(al, n);
-  return *out ? 0 : 12;
-}
-void free(void* p) { __libc_free(p); }
-}
+using mtlite::testing_util::g_allocs;
+using mtlite::testing_util::g_counting;
 
 namespace mtlite {
 namespace {

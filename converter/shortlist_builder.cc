@@ -1,4 +1,4 @@
-#include "shortlist.h"
+#include "shortlist_builder.h"
 
 #include <algorithm>
 #include <cmath>
@@ -105,7 +105,8 @@ struct Vocabularies {
       : source_size(md.config.source_vocab_size),
         target_size(md.config.target_vocab_size),
         banned(size_t(md.config.target_vocab_size), false),
-        shared(md.source_vocab.id_to_piece == md.target_vocab.id_to_piece) {
+        shared(std::equal(md.source_vocab.id_to_piece.begin(), md.source_vocab.id_to_piece.end(),
+                          md.target_vocab.id_to_piece.begin(), md.target_vocab.id_to_piece.end())) {
     banned[size_t(md.config.pad_id)] = true;
     for (int id : md.config.bad_word_ids) banned[size_t(id)] = true;
   }

@@ -76,6 +76,22 @@ Status LineError(const std::string& path, uint64_t line, const Status& s) {
   return Status(s.code(), path + ":" + std::to_string(line) + ": " + s.message());
 }
 
+// Reads the file at `path` and calls f(line) -> Status for each line (ForEachLine) until one
+// fails; that error comes back prefixed with "path:line: ".
+template <class F>
+Status ForEachFileLine(const std::string& path, F&& f) {
+  std::string text;
+  MTLITE_RETURN_IF_ERROR(ReadFile(path, &text));
+  uint64_t line_no = 0;
+  Status error;
+  ForEachLine(text, [&](std::string_view line) {
+    if (!error.ok()) return;
+    ++line_no;
+    if (Status st = f(line); !st.ok()) error = LineError(path, line_no, st);
+  });
+  return error;
+}
+
 // Sorted distinct ids of a sentence, without the ids the model never generates (`banned`).
 void DistinctIds(const std::vector<int32_t>& ids, const std::vector<bool>* banned, std::vector<int32_t>* out) {
   out->clear();
@@ -141,22 +157,12 @@ Status CountTargetText(const detail::ModelData& md, const SpmTokenizer& tok, con
   LineTokenizer lines(tok);
   std::vector<int32_t> ids;
   for (const std::string& path : paths) {
-    std::string text;
-    MTLITE_RETURN_IF_ERROR(ReadFile(path, &text));
-    uint64_t line_no = 0;
-    Status error;
-    ForEachLine(text, [&](std::string_view line) {
-      ++line_no;
-      if (!error.ok()) return;
-      const Status s = lines.Encode(line, &ids);
-      if (!s.ok()) {
-        error = LineError(path, line_no, s);
-        return;
-      }
+    MTLITE_RETURN_IF_ERROR(ForEachFileLine(path, [&](std::string_view line) {
+      MTLITE_RETURN_IF_ERROR(lines.Encode(line, &ids));
       report->target_tokens += ids.size();
       for (int32_t id : ids) ++(*frequency)[size_t(id)];
-    });
-    MTLITE_RETURN_IF_ERROR(error);
+      return Status::Ok();
+    }));
   }
   return Status::Ok();
 }
@@ -358,13 +364,9 @@ Status ImportLexShortlist(const Model& model, const std::string& lex_path,
     uint64_t order;  // line number: a repeated pair keeps its last probability
   };
   std::vector<Entry> entries;
-  std::string text;
-  MTLITE_RETURN_IF_ERROR(ReadFile(lex_path, &text));
   uint64_t line_no = 0;
-  Status error;
-  ForEachLine(text, [&](std::string_view line) {
+  MTLITE_RETURN_IF_ERROR(ForEachFileLine(lex_path, [&](std::string_view line) {
     ++line_no;
-    if (!error.ok()) return;
     std::string_view field[4];
     int n = 0;
     size_t i = 0;
@@ -380,33 +382,26 @@ Status ImportLexShortlist(const Model& model, const std::string& lex_path,
         field[n++] = line.substr(begin, i - begin);
       }
     }
-    if (n == 0) return;  // blank line
-    if (n != 3) {
-      error = Status(StatusCode::kInvalidArgument, lex_path + ":" + std::to_string(line_no) +
-                                                       ": expected 'TARGET SOURCE PROB' (three fields)");
-      return;
-    }
+    if (n == 0) return Status::Ok();  // blank line
+    if (n != 3) return Status(StatusCode::kInvalidArgument, "expected 'TARGET SOURCE PROB' (three fields)");
     const std::string prob_text(field[2]);
     char* end = nullptr;
     const double prob = std::strtod(prob_text.c_str(), &end);
     if (end != prob_text.c_str() + prob_text.size() || !std::isfinite(prob)) {
-      error = Status(StatusCode::kInvalidArgument,
-                     lex_path + ":" + std::to_string(line_no) + ": PROB '" + prob_text + "' is not a finite number");
-      return;
+      return Status(StatusCode::kInvalidArgument, "PROB '" + prob_text + "' is not a finite number");
     }
     ++report->lex_entries;
     if (field[0] == "NULL" || field[1] == "NULL") {
       ++report->lex_null;
-      return;
+      return Status::Ok();
     }
     const auto s = source_ids.find(field[1]);
     const auto t = target_ids.find(field[0]);
     report->lex_unknown_source += s == source_ids.end();
     report->lex_unknown_target += t == target_ids.end();
-    if (s == source_ids.end() || t == target_ids.end()) return;
-    entries.push_back({s->second, t->second, float(prob), line_no});
-  });
-  MTLITE_RETURN_IF_ERROR(error);
+    if (s != source_ids.end() && t != target_ids.end()) entries.push_back({s->second, t->second, float(prob), line_no});
+    return Status::Ok();
+  }));
 
   // Per source: the last probability of each target; positive only; allowed-anyway ids out;
   // most probable first, ties to the lower id.

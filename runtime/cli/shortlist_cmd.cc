@@ -28,19 +28,17 @@ ParseResult ParseShortlistArgs(int argc, const char* const* argv, ShortlistArgs*
   ArgParser p("mtlite shortlist", kSummary);
   p.String("-m,--model", "MODEL", &a->model, "the .mtlite model file").Required();
   p.String("-o,--output", "OUT", &a->output, "the .mtlite file to write (may be MODEL itself)").Required();
-  p.Custom("--source", "FILE",
-           [a](const std::string& v) {
-             if (v.empty()) return std::string("must not be empty");
-             a->sources.push_back(v);
-             return std::string();
-           },
+  // --source / --target: repeatable, appended in order.
+  auto append_to = [](std::vector<std::string>* files) {
+    return [files](const std::string& v) {
+      if (v.empty()) return std::string("must not be empty");
+      files->push_back(v);
+      return std::string();
+    };
+  };
+  p.Custom("--source", "FILE", append_to(&a->sources),
            "source side of a parallel text, one sentence per line (repeatable; paired with the --target of the same rank)");
-  p.Custom("--target", "FILE",
-           [a](const std::string& v) {
-             if (v.empty()) return std::string("must not be empty");
-             a->targets.push_back(v);
-             return std::string();
-           },
+  p.Custom("--target", "FILE", append_to(&a->targets),
            "target side, line N translating line N of its --source (repeatable); with --lex: text for --frequent");
   p.String("--lex", "FILE", &a->lex, "import Marian's lex.s2t (TARGET SOURCE PROB per line) instead of counting");
   p.Int("--top-k", "K", 0, 10000000, &a->top_k, "target tokens kept per source token");

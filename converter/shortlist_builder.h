@@ -9,7 +9,7 @@
 // generates (config.bad_word_ids, <pad> among them) are left out everywhere. Every choice is
 // deterministic: ties go to the lower id.
 //
-// Corpus statistics (docs/format.md "Shortlist" has the measurements behind the choice):
+// Corpus statistics (docs/format.md "Output-vocabulary shortlist" has the measurements):
 //   c(s), c(t)  number of sentence pairs whose source side contains s / target side contains t
 //   c(s, t)     number of pairs containing both (each pair counts once, however often they repeat)
 //   score       Dice(s, t) = 2 c(s, t) / (c(s) + c(t))   (ShortlistScore::kDice, the default), or

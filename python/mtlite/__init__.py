@@ -310,7 +310,11 @@ class Translator:
                         max_length: Optional[int] = None, *, max_length_ratio: float = 0.0,
                         max_length_offset: int = 10, length_penalty: float = 1.0,
                         alignment_layer: int = -1, profile: bool = False) -> List[TranslationResult]:
-        """Translates `texts` (str or UTF-8 bytes), in order, max_batch sentences per runtime call.
+        """Translates `texts` (str or UTF-8 bytes), max_batch sentences per runtime call, and
+        returns the results in input order. A list longer than max_batch is sorted by source
+        length (tokens; ties by position) before it is cut into calls, so that each call holds
+        sentences of similar length (less padding, decoder rows that finish together); the
+        results are the same as in any order.
 
         Args:
             beam_size: 1 = greedy; up to the translator's max_beam.
@@ -324,8 +328,8 @@ class Translator:
             length_penalty: HF's exponent: score = sum_logprob / length**length_penalty.
             alignment_layer: decoder layer whose cross-attention is averaged (-1 = last).
             profile: record where the time goes (Translator(profiling=True)); read it with
-                last_profile(), which describes the last runtime call (the last max_batch
-                sentences of a longer list).
+                last_profile(), which describes the last runtime call (for a longer list, the
+                max_batch longest sentences: the last call after sorting).
 
         An empty input translates to "". Raises an mtlite.Error subclass (e.g.
         InvalidArgumentError for invalid UTF-8, OutOfRangeError for an input beyond the limits)
@@ -336,10 +340,52 @@ class Translator:
         options = self._options(beam_size, n_best, return_scores, return_alignments, max_length,
                                 max_length_ratio, max_length_offset, length_penalty, alignment_layer, profile)
         data = [_utf8(t, "texts[%d]" % i) for i, t in enumerate(texts)]
-        step = self._limits["max_batch"]
-        out: List[TranslationResult] = []
-        for i in range(0, len(data), step):
-            out.extend(self._run(data[i:i + step], i, options))
+        return self._translate_sorted(data, options, self._limits["max_batch"])
+
+    def _batch_options(self, beam_size: int = 4, n_best: int = 1, return_scores: bool = False,
+                       return_alignments: bool = False, max_length: Optional[int] = None, *,
+                       max_length_ratio: float = 0.0, max_length_offset: int = 10, length_penalty: float = 1.0,
+                       alignment_layer: int = -1, profile: bool = False) -> Any:
+        # translate_batch's options (same names and defaults) for translate_iterable / translate_file.
+        return self._options(beam_size, n_best, return_scores, return_alignments, max_length, max_length_ratio,
+                             max_length_offset, length_penalty, alignment_layer, profile)
+
+    def _length_order(self, data: List[bytes]) -> List[int]:
+        # Indices of data by source length in tokens, ties by position (a stable sort).
+        lengths = self._model._impl.source_lengths(data, self._limits["max_input_bytes"],
+                                                   self._limits["max_source_tokens"])
+        return sorted(range(len(data)), key=lengths.__getitem__)
+
+    def _translate_sorted(self, data: List[bytes], options: Any, step: int, base: int = 0,
+                          per_line_errors: bool = False) -> List[Any]:
+        """Translates data in runtime calls of `step` sentences of similar length (sorted by
+        source length when there is more than one call) and returns the results in input order.
+
+        An error (e.g. invalid UTF-8) is raised as without sorting: the calls are redone in
+        input order, so the error names the same sentence (its index in data + base). With
+        per_line_errors, a failing call is retried sentence by sentence instead and a failing
+        sentence's result is its Error (the runtime's "sentence 0: " prefix included)."""
+        n = len(data)
+        order = self._length_order(data) if n > step else list(range(n))
+        out: List[Any] = [None] * n
+        for k in range(0, n, step):
+            idx = order[k:k + step]
+            chunk = [data[i] for i in idx]
+            try:
+                results: List[Any] = self._run(chunk, 0, options)
+            except Error:
+                if not per_line_errors:
+                    for j in range(0, n, step):  # raises the error the unsorted calls raise
+                        self._run(data[j:j + step], base + j, options)
+                    raise  # (not reached: the same inputs fail in any order)
+                results = []
+                for text in chunk:
+                    try:
+                        results.append(self._run([text], 0, options)[0])
+                    except Error as e:
+                        results.append(e)
+            for i, r in zip(idx, results):
+                out[i] = r
         return out
 
     def translate(self, text: Text, **options: Any) -> str:
@@ -384,68 +430,85 @@ class Translator:
         """
         return self._impl.last_profile()
 
-    def translate_iterable(self, lines: Iterable[Text], batch_size: Optional[int] = None,
-                           **options: Any) -> Iterator[TranslationResult]:
-        """Translates an iterable of lines lazily (e.g. an open file), yielding one
-        TranslationResult per line, in order. A trailing "\\n" or "\\r\\n" of each line is
-        removed. batch_size lines (default: max_batch) are read and translated at a time.
-        Options as translate_batch."""
+    def _window(self, batch_size: Optional[int], sort_window: Optional[int]) -> Tuple[int, int]:
+        # (batch size, lines per window) of translate_iterable / translate_file.
         batch_size = self._limits["max_batch"] if batch_size is None else int(batch_size)
         if not 1 <= batch_size <= self._limits["max_batch"]:
             raise ValueError(f"batch_size must be in [1, max_batch={self._limits['max_batch']}], got {batch_size}")
-        batch: List[Text] = []
+        window = 64 * batch_size if sort_window is None else int(sort_window)
+        if window < 0:
+            raise ValueError(f"sort_window must be >= 0 (0 or 1: no sorting), got {sort_window}")
+        return batch_size, max(window, batch_size)
+
+    def translate_iterable(self, lines: Iterable[Text], batch_size: Optional[int] = None, *,
+                           sort_window: Optional[int] = None, **options: Any) -> Iterator[TranslationResult]:
+        """Translates an iterable of lines lazily (e.g. an open file), yielding one
+        TranslationResult per line, in input order. A trailing "\\n" or "\\r\\n" of each line is
+        removed. Options as translate_batch.
+
+        sort_window lines (default 64 * batch_size; 0 or 1: batch_size) are read at a time and
+        translated in runtime calls of batch_size lines (default: max_batch) of similar source
+        length (as translate_batch sorts); their results are yielded, in input order, when the
+        window is done. Sorting does not change any result. An error (e.g. invalid UTF-8) is
+        raised as translate_batch raises it, naming the sentence by its 0-based position in
+        `lines`; the results of its window are not yielded."""
+        batch_size, window = self._window(batch_size, sort_window)
+        opts = self._batch_options(**options)
+        buf: List[bytes] = []
+        base = 0
         for line in lines:
-            batch.append(_strip_newline(line))
-            if len(batch) == batch_size:
-                yield from self.translate_batch(batch, **options)
-                batch = []
-        if batch:
-            yield from self.translate_batch(batch, **options)
+            buf.append(_utf8(_strip_newline(line), "lines[%d]" % (base + len(buf))))
+            if len(buf) == window:
+                yield from self._translate_sorted(buf, opts, batch_size, base)
+                base += len(buf)
+                buf = []
+        if buf:
+            yield from self._translate_sorted(buf, opts, batch_size, base)
 
     def translate_file(self, input_path: PathLike, output_path: PathLike, batch_size: Optional[int] = None, *,
-                       on_error: str = "raise", **options: Any) -> Dict[str, Any]:
+                       on_error: str = "raise", sort_window: Optional[int] = None, **options: Any) -> Dict[str, Any]:
         """Translates a UTF-8 text file line by line into `output_path` (one best translation
-        per line, "\\n"-terminated), like `mtlite translate`.
+        per line, "\\n"-terminated), like `mtlite translate`: windows of sort_window lines
+        (default 64 * batch_size) translated sorted by length, written in input order, as
+        translate_iterable does.
 
-        on_error: "raise" (default) raises the first error, naming the 1-based line;
-            "empty" writes an empty line for a line that fails and goes on, like the CLI.
+        on_error: "raise" (default) raises the first error (in input order), naming the
+            1-based line, after writing the lines before it; "empty" writes an empty line for
+            a line that fails and goes on, like the CLI.
         Returns {"lines": lines translated, "errors": [(line number, message), ...]}.
         Options as translate_batch (n_best must be 1)."""
         if on_error not in ("raise", "empty"):
             raise ValueError(f"on_error must be 'raise' or 'empty', got {on_error!r}")
         if options.get("n_best", 1) != 1:
             raise ValueError("translate_file writes one translation per line: n_best must be 1")
-        batch_size = self._limits["max_batch"] if batch_size is None else int(batch_size)
-        if not 1 <= batch_size <= self._limits["max_batch"]:
-            raise ValueError(f"batch_size must be in [1, max_batch={self._limits['max_batch']}], got {batch_size}")
+        batch_size, window = self._window(batch_size, sort_window)
+        opts = self._batch_options(**options)
         errors: List[Tuple[int, str]] = []
         count = 0
         with open(input_path, "rb") as fin, open(output_path, "w", encoding="utf-8", newline="\n") as fout:
-            def flush(batch: List[bytes], first_line: int) -> None:
-                try:
-                    results = [r.text for r in self.translate_batch(batch, **options)]
-                except Error:
-                    results = []
-                    for j, line in enumerate(batch):  # find the failing line(s)
-                        try:
-                            results.append(self.translate_batch([line], **options)[0].text)
-                        except Error as e:
-                            msg = _SENTENCE_PREFIX.sub("", str(e), count=1)  # "sentence 0: " of a 1-line call
-                            if on_error == "raise":
-                                raise type(e)(f"{os.fspath(input_path)}:{first_line + j}: {msg}") from None
-                            errors.append((first_line + j, msg))
-                            results.append("")
-                fout.write("".join(r + "\n" for r in results))
+            def flush(buf: List[bytes], first_line: int) -> None:
+                texts = []
+                for j, r in enumerate(self._translate_sorted(buf, opts, batch_size, per_line_errors=True)):
+                    if isinstance(r, Error):
+                        msg = _SENTENCE_PREFIX.sub("", str(r), count=1)  # "sentence 0: " of a 1-line call
+                        if on_error == "raise":
+                            fout.write("".join(t + "\n" for t in texts))
+                            raise type(r)(f"{os.fspath(input_path)}:{first_line + j}: {msg}") from None
+                        errors.append((first_line + j, msg))
+                        texts.append("")
+                    else:
+                        texts.append(r.text)
+                fout.write("".join(t + "\n" for t in texts))
 
-            batch: List[bytes] = []
+            buf: List[bytes] = []
             for raw in fin:
-                batch.append(_strip_newline(raw))
+                buf.append(_strip_newline(raw))
                 count += 1
-                if len(batch) == batch_size:
-                    flush(batch, count - len(batch) + 1)
-                    batch = []
-            if batch:
-                flush(batch, count - len(batch) + 1)
+                if len(buf) == window:
+                    flush(buf, count - len(buf) + 1)
+                    buf = []
+            if buf:
+                flush(buf, count - len(buf) + 1)
         return {"lines": count, "errors": errors}
 
     def score_batch(self, sources: Sequence[Text], targets: Sequence[Text]) -> List[ScoreResult]:

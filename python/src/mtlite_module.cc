@@ -291,6 +291,26 @@ class PyModel {
     return n ? n + 1 : 0;
   }
 
+  // For sorting by length: the source tokens of each text as a translator with these limits
+  // counts them (ids + </s>; 0 for an empty text). A text that translator rejects (invalid
+  // UTF-8, more than max_input_bytes bytes or max_source_tokens tokens) counts 0 too.
+  std::vector<int> SourceLengths(const std::vector<std::string>& texts, size_t max_input_bytes,
+                                 int max_source_tokens) const {
+    std::vector<int> lengths(texts.size(), 0);
+    if (max_source_tokens < 2) return lengths;  // room for nothing but </s>: every text fails or is empty
+    py::gil_scoped_release nogil;
+    std::vector<uint8_t> workspace(SpmTokenizer::WorkspaceBytes(max_input_bytes));
+    std::vector<int32_t> ids(static_cast<size_t>(max_source_tokens));
+    for (size_t i = 0; i < texts.size(); ++i) {
+      int n = 0;
+      if (texts[i].size() <= max_input_bytes &&
+          source_->Encode(texts[i], workspace.data(), workspace.size(), ids.data(), max_source_tokens - 1, &n).ok() &&
+          n > 0)
+        lengths[i] = n + 1;
+    }
+    return lengths;
+  }
+
   std::string Decode(const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& ids) const {
     const std::vector<int32_t> v = ToIds(ids, "decode");
     std::string text;
@@ -661,6 +681,8 @@ PYBIND11_MODULE(_mtlite, m) {
       .def("size_profile", &PyModel::SizeProfile)
       .def("verify_checksums", &PyModel::VerifyChecksums)
       .def("encode", &PyModel::Encode, py::arg("text"), py::arg("target"))
+      .def("source_lengths", &PyModel::SourceLengths, py::arg("texts"), py::arg("max_input_bytes"),
+           py::arg("max_source_tokens"))
       .def("decode", &PyModel::Decode, py::arg("ids"));
 
   py::class_<PyTranslator>(m, "_Translator")

@@ -7,6 +7,7 @@
 // parser (an ArgParser over the struct's fields) and XxxMain, and a row in main.cc's table.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -77,11 +78,32 @@ struct TranslateArgs : TranslationArgs {
   bool alignments = false, output_ids = false, input_ids = false, scores = false, verify = false;
   bool shortlist = false;
   bool quiet = false, stream = false;
+  int sort_window = -1;  // --sort-window: lines sorted by length at a time; -1: the default
   std::string forced_logits;
   std::vector<std::string> texts;
 };
 ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs* out);
 int TranslateMain(int argc, char** argv);
+
+// Batching of `mtlite translate`: it reads a window of lines at a time, translates them in
+// batches of --batch sorted by source length (so a batch holds sentences of similar length:
+// less source padding in cross-attention, and the decoder rows finish together instead of one
+// long sentence stepping alone), and writes the window in input order. Batch composition does
+// not change a translation (kernel contract), so the output equals the unsorted one.
+constexpr int kDefaultSortWindowBatches = 64;
+// Lines per window for these options: --sort-window (default kDefaultSortWindowBatches x
+// --batch); 1 (no sorting) with --stream, --batch 1 or --sort-window 0 or 1.
+int SortWindowLines(const TranslateArgs& a);
+// The order in which a window's lines are translated: by length, ties by input position.
+std::vector<uint32_t> LengthOrder(const int* lengths, size_t n);
+// Source padding of the batches of a window: cells of the [rows x longest source] matrices,
+// in the sorted order and in input order, and the real tokens among them.
+struct BatchPadding {
+  uint64_t tokens = 0, sorted_cells = 0, input_order_cells = 0, batches = 0;
+  void Add(const int* lengths, const std::vector<uint32_t>& order, size_t batch);
+  double SortedPercent() const;      // padding cells / cells, in %
+  double InputOrderPercent() const;
+};
 
 // mtlite profile -m MODEL [--input FILE | TEXT ...] [options]   (docs/profiling.md)
 struct ProfileArgs : TranslationArgs {

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "commands.h"
+#include "model_data.h"
 #include "mtlite/mtlite.hpp"
+#include "tokenizer.h"
 
 namespace mtlite {
 namespace cli {
@@ -25,6 +27,10 @@ constexpr char kSummary[] =
     "Translates one sentence per line from stdin (or each TEXT argument) and writes one\n"
     "translation per line, in order. A line that fails is reported on stderr with its line\n"
     "number, its output line is left empty and the exit code is 1.\n"
+    "\n"
+    "With --batch N > 1, a window of --sort-window lines (default 64 x N) is read at a time and\n"
+    "translated in batches of sentences of similar length (shortest first; the output is the same\n"
+    "as in input order, and is written in input order when the window is done).\n"
     "\n"
     "--stream shows each translation while it is generated, one sentence at a time. On a\n"
     "terminal the partial translation is redrawn in place and replaced by the final line.\n"
@@ -178,6 +184,64 @@ class StreamPrinter {
   std::string line_;
 };
 
+// The input lines: the TEXT arguments, or stdin read one line at a time (a `\r` before the
+// `\n` is dropped), so that memory is bounded by the window, never the whole input.
+class LineReader {
+ public:
+  explicit LineReader(const std::vector<std::string>& texts) : texts_(texts) {}
+  bool Next(std::string* line) {
+    if (!texts_.empty()) {
+      if (next_ == texts_.size()) return false;
+      *line = texts_[next_++];
+      return true;
+    }
+    if (!std::getline(std::cin, *line)) return false;
+    if (!line->empty() && line->back() == '\r') line->pop_back();
+    return true;
+  }
+
+ private:
+  const std::vector<std::string>& texts_;
+  size_t next_ = 0;
+};
+
+// Source tokens of a line as the translator counts them (ids + </s>; 0 for an empty line), for
+// sorting a window by length: the model's source tokenizer, built once (the Model-level
+// EncodeSource builds and validates one per call). A line the translator rejects (invalid UTF-8
+// or ids, more bytes or tokens than the limits) counts 0 too: such lines sort to the front of
+// the window, where they fail their batch together and are retried alone as in any order.
+class SourceLength {
+ public:
+  SourceLength(const Model& model, const TranslateArgs& a, int max_source_tokens)
+      : tok_(model.data().source_spm, model.data().source_vocab),
+        input_ids_(a.input_ids),
+        max_bytes_(size_t(a.max_input_bytes)),
+        max_tokens_(max_source_tokens),
+        workspace_(input_ids_ ? 0 : SpmTokenizer::WorkspaceBytes(max_bytes_)),
+        ids_(size_t(max_source_tokens)) {}
+
+  int operator()(const std::string& line) {
+    int n = 0;
+    if (input_ids_) {  // the ids end with </s>
+      n = ParseIds(line, &ids_) ? int(ids_.size()) : 0;
+      return n <= max_tokens_ ? n : 0;
+    }
+    // Room for </s>, as in the translator.
+    if (line.size() > max_bytes_ || max_tokens_ < 2 ||
+        !tok_.Encode(line, workspace_.data(), workspace_.size(), ids_.data(), max_tokens_ - 1, &n).ok())
+      return 0;
+    return n ? n + 1 : 0;
+  }
+
+ private:
+  SpmTokenizer tok_;
+  const bool input_ids_;
+  const size_t max_bytes_;
+  const int max_tokens_;
+  std::vector<uint8_t> workspace_;
+  std::vector<int32_t> ids_;
+};
+
 int RunForced(const TranslateArgs& a, Translator* tr, const Model& model) {
   FILE* f = std::fopen(a.forced_logits.c_str(), "wb");
   if (!f) {
@@ -210,6 +274,41 @@ int RunForced(const TranslateArgs& a, Translator* tr, const Model& model) {
 }
 
 }  // namespace
+
+int SortWindowLines(const TranslateArgs& a) {
+  if (a.stream || a.batch <= 1) return 1;
+  return a.sort_window < 0 ? kDefaultSortWindowBatches * a.batch : std::max(a.sort_window, 1);
+}
+
+std::vector<uint32_t> LengthOrder(const int* lengths, size_t n) {
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = uint32_t(i);
+  std::stable_sort(order.begin(), order.end(), [lengths](uint32_t x, uint32_t y) { return lengths[x] < lengths[y]; });
+  return order;
+}
+
+void BatchPadding::Add(const int* lengths, const std::vector<uint32_t>& order, size_t batch) {
+  for (size_t k0 = 0; k0 < order.size(); k0 += batch) {
+    const size_t n = std::min(order.size() - k0, batch);
+    int sorted_max = 0, input_max = 0;
+    for (size_t j = 0; j < n; ++j) {
+      sorted_max = std::max(sorted_max, lengths[order[k0 + j]]);
+      input_max = std::max(input_max, lengths[k0 + j]);
+      tokens += uint64_t(lengths[k0 + j]);
+    }
+    sorted_cells += uint64_t(sorted_max) * n;
+    input_order_cells += uint64_t(input_max) * n;
+    ++batches;
+  }
+}
+
+double BatchPadding::SortedPercent() const {
+  return sorted_cells ? 100.0 * double(sorted_cells - tokens) / double(sorted_cells) : 0.0;
+}
+
+double BatchPadding::InputOrderPercent() const {
+  return input_order_cells ? 100.0 * double(input_order_cells - tokens) / double(input_order_cells) : 0.0;
+}
 
 void AddTranslationOptions(ArgParser* p, TranslationArgs* a, int max_batch) {
   p->String("-m,--model", "MODEL", &a->model, "the .mtlite model file").Required();
@@ -257,6 +356,9 @@ ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs*
   p.String("--forced-logits", "FILE", &a->forced_logits,
            "stdin holds pairs of lines 'source ids' / 'target ids'; writes each pair's raw float32 "
            "logits [target_len][vocab] to FILE");
+  p.Int("--sort-window", "N", 0, 1 << 20, &a->sort_window,
+        "lines read at a time and translated sorted by source length, written in input order (default "
+        "64 x --batch; 0 or 1: in input order; no sorting with --batch 1 or --stream)");
   p.Flag("--stream", &a->stream,
          "show each translation while it is generated (a redrawn line on a terminal, else partial lines "
          "starting with a tab before the final line)");
@@ -299,14 +401,6 @@ int TranslateMain(int argc, char** argv) {
   Translator& translator = *tr.value();
   if (!a.forced_logits.empty()) return RunForced(a, &translator, *model.value());
 
-  std::vector<std::string> lines = a.texts;
-  if (lines.empty()) {
-    std::string line;
-    while (std::getline(std::cin, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      lines.push_back(std::move(line));
-    }
-  }
   TranslateOptions opt;
   opt.beam_size = a.beam;
   opt.n_best = a.n_best;
@@ -324,60 +418,103 @@ int TranslateMain(int argc, char** argv) {
     opt.stream_user = &*printer;
   }
   const size_t per_call = a.stream ? 1 : size_t(a.batch);
-  const bool progress = !a.quiet && !a.stream && lines.size() >= 200;
+  // Lines read (and sorted by length) at a time; no sorting with --stream or --batch 1.
+  const size_t window = std::max(per_call, size_t(SortWindowLines(a)));
+  std::optional<SourceLength> source_length;
+  if (window > per_call) source_length.emplace(*model.value(), a, lim.max_source_tokens);
+
   const auto t0 = std::chrono::steady_clock::now();
   int rc = 0;
-  std::vector<std::vector<int32_t>> ids(size_t(a.batch));
-  std::vector<const int32_t*> id_ptrs(size_t(a.batch));
-  std::vector<int> id_lens(size_t(a.batch));
-  std::vector<std::string_view> views(size_t(a.batch));
-  std::string out;
-  // Translates lines [i0, i0+n); on failure of a batch, retries line by line to name the line.
-  auto run = [&](size_t i0, size_t n, const SentenceResultView** res) -> Status {
+  std::vector<std::vector<int32_t>> ids(per_call);
+  std::vector<const int32_t*> id_ptrs(per_call);
+  std::vector<int> id_lens(per_call);
+  std::vector<std::string_view> views(per_call);
+  // One window: its lines, their order of translation, and per line its output and error lines.
+  std::vector<std::string> lines(window), outs(window), errs(window);
+  std::vector<int> lengths(window);
+  std::vector<uint32_t> order;
+  BatchPadding padding;
+  // Translates the lines at order[k0, k0+n) in one call.
+  auto run = [&](size_t k0, size_t n, const SentenceResultView** res) -> Status {
     if (a.input_ids) {
       for (size_t j = 0; j < n; ++j) {
-        if (!ParseIds(lines[i0 + j], &ids[j]))
+        if (!ParseIds(lines[order[k0 + j]], &ids[j]))
           return Status(StatusCode::kInvalidArgument, "not a line of non-negative integer ids");
         id_ptrs[j] = ids[j].data();
         id_lens[j] = int(ids[j].size());
       }
       return translator.TranslateIdsViews(id_ptrs.data(), id_lens.data(), n, opt, res);
     }
-    for (size_t j = 0; j < n; ++j) views[j] = lines[i0 + j];
+    for (size_t j = 0; j < n; ++j) views[j] = lines[order[k0 + j]];
     return translator.TranslateViews(views.data(), n, opt, res);
   };
-  for (size_t i0 = 0; i0 < lines.size(); i0 += per_call) {
-    const size_t n = std::min(lines.size() - i0, per_call);
-    const SentenceResultView* res = nullptr;
-    out.clear();
-    Status s = run(i0, n, &res);
-    if (printer) printer->EndSentence();
-    if (s.ok()) {
-      for (size_t j = 0; j < n; ++j)
-        for (int k = 0; k < res[j].num_hypotheses; ++k) PrintHyp(a, res[j].hypotheses[k], i0 + j, &out);
+  LineReader reader(a.texts);
+  size_t first = 0;  // input index (0-based) of the window's first line
+  bool progress_shown = false;
+  double shown_at = -1;  // seconds after t0 of the last progress line
+  for (;;) {
+    size_t m = 0;
+    while (m < window && reader.Next(&lines[m])) ++m;
+    if (m == 0) break;
+    if (source_length && m > per_call) {
+      for (size_t i = 0; i < m; ++i) lengths[i] = (*source_length)(lines[i]);
+      order = LengthOrder(lengths.data(), m);
+      padding.Add(lengths.data(), order, per_call);
     } else {
+      order.resize(m);
+      for (size_t i = 0; i < m; ++i) order[i] = uint32_t(i);
+    }
+    for (size_t k0 = 0; k0 < m; k0 += per_call) {
+      const size_t n = std::min(m - k0, per_call);
+      const SentenceResultView* res = nullptr;
+      Status s = run(k0, n, &res);
+      if (printer) printer->EndSentence();
       for (size_t j = 0; j < n; ++j) {
-        Status sj = n == 1 ? s : run(i0 + j, 1, &res);  // a call of one line failed for that line
+        const size_t i = order[k0 + j];  // the line's place in the window
+        outs[i].clear();
+        errs[i].clear();
+        // On failure, retry line by line to name the line (a call of one line failed for it).
+        const Status sj = s.ok() || n == 1 ? s : run(k0 + j, 1, &res);
         if (sj.ok()) {
-          for (int k = 0; k < res[0].num_hypotheses; ++k) PrintHyp(a, res[0].hypotheses[k], i0 + j, &out);
+          const SentenceResultView& r = res[s.ok() ? j : 0];
+          for (int h = 0; h < r.num_hypotheses; ++h) PrintHyp(a, r.hypotheses[h], first + i, &outs[i]);
         } else {
           // The line was retried alone: the translator's "sentence 0: " adds nothing to "line N".
           std::string msg = sj.message();
           if (msg.compare(0, 12, "sentence 0: ") == 0) msg.erase(0, 12);
-          std::fprintf(stderr, "mtlite translate: line %zu: %s: %s\n", i0 + j + 1, StatusCodeName(sj.code()),
-                       msg.c_str());
-          out += '\n';  // keep output lines aligned with input lines
+          errs[i] = "mtlite translate: line " + std::to_string(first + i + 1) + ": " + StatusCodeName(sj.code()) +
+                    ": " + msg + "\n";
+          outs[i] = "\n";  // keep output lines aligned with input lines
           rc = 1;
         }
       }
+      if (a.stream) {  // window == 1
+        std::fputs(errs[0].c_str(), stderr);
+        std::fwrite(outs[0].data(), 1, outs[0].size(), stdout);
+        std::fflush(stdout);
+      }
     }
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    if (a.stream) std::fflush(stdout);
-    if (progress && ((i0 / a.batch) % 50 == 0 || i0 + n == lines.size())) {
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::fprintf(stderr, "\rmtlite: %zu/%zu lines (%.1f lines/s)", i0 + n, lines.size(), (i0 + n) / std::max(secs, 1e-9));
-      if (i0 + n == lines.size()) std::fprintf(stderr, "\n");
+    if (!a.stream) {
+      for (size_t i = 0; i < m; ++i) {  // in input order
+        std::fputs(errs[i].c_str(), stderr);
+        std::fwrite(outs[i].data(), 1, outs[i].size(), stdout);
+      }
     }
+    first += m;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!a.quiet && !a.stream && first >= 200 && secs >= shown_at + 0.25) {  // a few updates a second
+      std::fprintf(stderr, "\rmtlite: %zu lines (%.1f lines/s)", first, first / std::max(secs, 1e-9));
+      progress_shown = true;
+      shown_at = secs;
+    }
+  }
+  if (progress_shown) {  // the final count
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "\rmtlite: %zu lines (%.1f lines/s)", first, first / std::max(secs, 1e-9));
+    if (padding.batches)
+      std::fprintf(stderr, "; source padding %.1f %% sorted by length, %.1f %% in input order",
+                   padding.SortedPercent(), padding.InputOrderPercent());
+    std::fprintf(stderr, "\n");
   }
   std::fflush(stdout);
   return rc;

@@ -59,10 +59,16 @@ SpmPlacement PlaceSpm(const SpmSpec& spm, DataSegment* seg) {
 
 // Everything about the data segment, computed once; the FlatBuffer is then built (twice at
 // most) with absolute offsets = data_offset + relative offset.
+struct ShortlistPlacement {
+  Placed frequent, offsets, targets;
+};
+
 struct Layout {
   std::vector<size_t> order;  // tensor indices sorted by name
   std::vector<Placed> data, scales;
   SpmPlacement source, target;
+  ShortlistPlacement shortlist;  // placed after everything else: the other buffers keep their
+                                 // relative offsets whether or not a shortlist is present
   DataSegment segment;
 };
 
@@ -81,6 +87,11 @@ Layout PlaceData(const ModelSpec& spec) {
   }
   l.source = PlaceSpm(spec.source_spm, &l.segment);
   if (spec.target_spm) l.target = PlaceSpm(*spec.target_spm, &l.segment);
+  if (const auto& sl = spec.shortlist) {
+    l.shortlist.frequent = l.segment.Add(sl->frequent.data(), sl->frequent.size() * sizeof(int32_t));
+    l.shortlist.offsets = l.segment.Add(sl->offsets.data(), sl->offsets.size() * sizeof(uint32_t));
+    l.shortlist.targets = l.segment.Add(sl->targets.data(), sl->targets.size() * sizeof(int32_t));
+  }
   return l;
 }
 
@@ -96,6 +107,7 @@ class FlatBufferWriter {
     const auto tensors = Tensors();
     const auto tokenizer = Tokenizer();
     const auto metadata = Metadata();
+    const auto shortlist = Shortlist();
     fb::ModelBuilder m(fbb_);
     m.add_format_version(spec_.format_version);
     m.add_config(config);
@@ -105,6 +117,7 @@ class FlatBufferWriter {
     m.add_data_offset(data_offset_);
     m.add_data_size(layout_.segment.bytes().size());
     m.add_structure_crc32c(0);  // patched by SerializeModel once the bytes are final
+    if (!shortlist.IsNull()) m.add_shortlist(shortlist);
     fb::FinishSizePrefixedModelBuffer(fbb_, m.Finish());
     return fbb_;
   }
@@ -228,6 +241,22 @@ class FlatBufferWriter {
                               fbb_.CreateString(spec_.config.target_lang),
                               fbb_.CreateString(spec_.converter_version), fbb_.CreateString(spec_.quantization),
                               fbb_.CreateString(spec_.source_hash), extra_off);
+  }
+
+  flatbuffers::Offset<fb::Shortlist> Shortlist() {
+    if (!spec_.shortlist) return 0;
+    const ShortlistSpec& sl = *spec_.shortlist;
+    const auto method = fbb_.CreateString(sl.method);
+    const fb::BufferRef frequent = Ref(layout_.shortlist.frequent), offsets = Ref(layout_.shortlist.offsets),
+                        targets = Ref(layout_.shortlist.targets);
+    fb::ShortlistBuilder b(fbb_);
+    b.add_frequent(&frequent);
+    b.add_offsets(&offsets);
+    b.add_targets(&targets);
+    b.add_include_source_ids(sl.include_source_ids);
+    b.add_top_k(sl.top_k);
+    b.add_method(method);
+    return b.Finish();
   }
 
   const ModelSpec& spec_;

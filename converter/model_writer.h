@@ -49,6 +49,16 @@ struct SpmSpec {
   std::vector<int32_t> to_vocab;  // spm piece index -> model vocab id
 };
 
+// Output-vocabulary shortlist section (schema table Shortlist; detail::ShortlistView).
+struct ShortlistSpec {
+  std::vector<int32_t> frequent;   // target ids always allowed
+  std::vector<uint32_t> offsets;   // [source_vocab + 1]
+  std::vector<int32_t> targets;    // [offsets.back()]: per source id, best first
+  bool include_source_ids = false;
+  int top_k = 0;                   // the most targets kept per source id
+  std::string method;              // provenance, free text
+};
+
 struct ModelSpec {
   uint32_t format_version = layout::kFormatVersion;
   ModelConfig config;            // weight_type is implied by the tensors; langs go to metadata
@@ -59,6 +69,7 @@ struct ModelSpec {
   std::optional<std::vector<std::string>> target_vocab;
   std::string converter_version, quantization, source_hash;
   std::vector<std::pair<std::string, std::string>> extra;
+  std::optional<ShortlistSpec> shortlist;             // absent: no shortlist section
 };
 
 // [size-prefixed FlatBuffer "MTL1"][zero padding][data segment]; every data buffer starts at

@@ -26,6 +26,18 @@ struct ConvertArgs {
 ParseResult ParseConvertArgs(int argc, const char* const* argv, ConvertArgs* out);
 int ConvertMain(int argc, char** argv);  // "no converter in this build" (exit 2) in cross builds
 
+// mtlite shortlist -m MODEL -o OUT (--source SRC --target TGT ... | --lex FILE [--target TGT ...])
+//                  [--top-k K] [--frequent N] [--score dice|conditional] [--quiet]
+struct ShortlistArgs {
+  std::string model, output, lex;
+  std::vector<std::string> sources, targets;  // --source / --target, repeatable, paired in order
+  int top_k = 50, frequent = 50;
+  std::string score = "dice";
+  bool quiet = false;
+};
+ParseResult ParseShortlistArgs(int argc, const char* const* argv, ShortlistArgs* out);
+int ShortlistMain(int argc, char** argv);  // host builds (it is part of the converter)
+
 // mtlite info MODEL [--json] [--verify] [--limits BATCH,SRC,TGT,BEAM [--threads N] [--header FILE]]
 struct InfoArgs {
   std::string path;

@@ -95,6 +95,22 @@ std::vector<std::pair<std::string, std::string>> MetadataFields(const Model& mod
   return out;
 }
 
+// The shortlist section as (key, JSON value) pairs; empty when the model has none.
+std::vector<std::pair<std::string, std::string>> ShortlistFields(const Model& model) {
+  const detail::ModelData& md = model.data();
+  const detail::ShortlistView& v = md.shortlist;
+  if (!v.present) return {};
+  const fb::Shortlist* sl = fb::GetSizePrefixedModel(md.base)->shortlist();
+  int with_targets = 0;
+  for (int s = 0; s < md.config.source_vocab_size; ++s) with_targets += v.offsets[s + 1] > v.offsets[s];
+  return {{"frequent", std::to_string(v.num_frequent)},
+          {"source_ids_with_targets", std::to_string(with_targets)},
+          {"targets", std::to_string(v.offsets[md.config.source_vocab_size])},
+          {"top_k", std::to_string(sl->top_k())},
+          {"include_source_ids", v.include_source_ids ? "true" : "false"},
+          {"method", JsonQuote(sl->method() ? sl->method()->string_view() : std::string_view())}};
+}
+
 // --limits BATCH,SRC,TGT,BEAM: four integers >= 1.
 std::string ParseLimits(const std::string& s, TranslatorLimits* l) {
   int v[4];
@@ -127,7 +143,13 @@ void PrintJson(const InfoArgs& a, const Model& model, double load_ms, const std:
   for (const auto& [k, v] : MetadataFields(model)) w.Key(k).Raw(v);
   w.EndObject().Key("config").BeginObject(JsonWriter::kInline);
   for (const auto& [k, v] : ConfigFields(model.config())) w.Key(k).Raw(v);
-  w.EndObject().Key("components").BeginArray();
+  w.EndObject();
+  if (model.data().shortlist.present) {
+    w.Key("shortlist").BeginObject(JsonWriter::kInline);
+    for (const auto& [k, v] : ShortlistFields(model)) w.Key(k).Raw(v);
+    w.EndObject();
+  }
+  w.Key("components").BeginArray();
   for (const SizeComponent& c : profile) {
     w.BeginObject(JsonWriter::kInline).Key("name").String(c.name).Key("bytes").Uint(c.bytes);
     w.Key("percent").Fixed(100.0 * double(c.bytes) / total, 4).Key("dtype").String(JoinDTypes(c.dtypes)).EndObject();
@@ -482,6 +504,9 @@ int InfoMain(int argc, char** argv) {
   for (const auto& [k, v] : MetadataFields(model)) std::printf("  %-24s %s\n", k.c_str(), v.c_str());
   std::printf("config:\n");
   for (const auto& [k, v] : ConfigFields(model.config())) std::printf("  %-24s %s\n", k.c_str(), v.c_str());
+  const auto shortlist = ShortlistFields(model);
+  if (!shortlist.empty()) std::printf("shortlist:\n");
+  for (const auto& [k, v] : shortlist) std::printf("  %-24s %s\n", k.c_str(), v.c_str());
   PrintSizeTable(profile, model.file_size());
   if (a.verify) {
     std::printf("\nchecksums: %s (%zu buffers, %.2f ms)\n", verify_result.c_str(), model.data().checks.size(), verify_ms);

@@ -1,4 +1,4 @@
-// mtlite: convert | info | translate | profile | attention | embed | version
+// mtlite: convert | info | shortlist | translate | profile | attention | embed | version
 #include <cstdio>
 #include <cstring>
 
@@ -21,6 +21,8 @@ int VersionMain(int, char**) {
 constexpr Command kCommands[] = {
     {"convert", "HF MarianMT checkpoint directory -> .mtlite model file (host builds)", mtlite::cli::ConvertMain},
     {"info", "size profile, config and checksums of a model file", mtlite::cli::InfoMain},
+    {"shortlist", "add an output-vocabulary shortlist (parallel text or Marian lex) to a model (host builds)",
+     mtlite::cli::ShortlistMain},
     {"translate", "translate lines of stdin or the arguments", mtlite::cli::TranslateMain},
     {"profile", "latency profile: per-op table, latency, memory; Chrome trace and JSON report", mtlite::cli::ProfileMain},
     {"attention", "cross-attention heatmap of one sentence (SVG, JSON)", mtlite::cli::AttentionMain},

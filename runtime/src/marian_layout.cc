@@ -190,6 +190,7 @@ std::string ComponentName(Component c) {
     case Part::kTokenizer: return "tokenizer";
     case Part::kStructure: return "flatbuffer structure/config/metadata";
     case Part::kPadding: return "padding (64-byte alignment)";
+    case Part::kShortlist: return "shortlist";
   }
   return "?";
 }

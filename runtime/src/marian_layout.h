@@ -122,6 +122,7 @@ enum class Part : uint8_t {
   kTokenizer,              // "tokenizer" (scores, charsmaps, strings)
   kStructure,              // "flatbuffer structure/config/metadata"
   kPadding,                // "padding (64-byte alignment)"
+  kShortlist,              // "shortlist" (the optional output-vocabulary shortlist's arrays)
 };
 struct Component {
   Part part = Part::kOtherTensors;

@@ -161,6 +161,7 @@ Status CheckEnvelope(const uint8_t* base, size_t size, uint64_t* fb_size) {
 struct TableCounts {
   uint64_t tensors = 0, checks = 0, encoder = 0, decoder = 0;
   uint64_t views = 0;  // string views: source/target pieces, source/target vocab
+  uint64_t shortlist_marks = 0;  // bytes: one per target id while the shortlist is checked
 
   explicit TableCounts(const fb::Model* root) {
     if (const auto* ts = root->tensors()) {
@@ -181,6 +182,10 @@ struct TableCounts {
         if (v && v->id_to_piece()) views += v->id_to_piece()->size();
       }
     }
+    if (const fb::Shortlist* sl = root->shortlist()) {
+      checks += (sl->frequent() ? 1 : 0) + (sl->offsets() ? 1 : 0) + (sl->targets() ? 1 : 0);
+      if (const fb::Config* c = root->config()) shortlist_marks = uint64_t(std::clamp(c->target_vocab_size(), 0, kMaxVocab));
+    }
   }
   uint64_t Bytes() const {
     return AlignUp(tensors * sizeof(uint32_t), kTableAlign) + AlignUp(checks * sizeof(detail::BufferCheck), kTableAlign) +
@@ -188,7 +193,8 @@ struct TableCounts {
            AlignUp(encoder * sizeof(detail::EncoderLayerView), kTableAlign) +
            AlignUp(decoder * sizeof(detail::DecoderLayerView), kTableAlign) +
            // one table per piece/vocab list: each rounds up on its own
-           AlignUp(views * sizeof(std::string_view), kTableAlign) + 4 * kTableAlign;
+           AlignUp(views * sizeof(std::string_view), kTableAlign) + 4 * kTableAlign +
+           AlignUp(shortlist_marks, kTableAlign);
   }
 };
 
@@ -239,6 +245,7 @@ class Loader {
     MTLITE_RETURN_IF_ERROR(CheckTensorTable());
     MTLITE_RETURN_IF_ERROR(BindWeights());
     MTLITE_RETURN_IF_ERROR(BindTokenizer());
+    MTLITE_RETURN_IF_ERROR(BindShortlist());
     BindMetadata();
     md_->checks.Bind(checks_, num_checks_);
     return CheckNoOverlap();
@@ -742,6 +749,109 @@ class Loader {
       md_->target_spm = md_->source_spm;  // shares the table
     }
     return Status::Ok();
+  }
+
+  // ---- shortlist (optional) ----------------------------------------------------------------
+  // An int32/uint32 array buffer `name` (a static string: the BufferCheck keeps a view of it):
+  // size a multiple of 4 (exactly `count` elements when count >= 0); returns the element count.
+  Status ArrayRef(const fb::BufferRef* ref, const char* name, const char* dtype, int64_t count, uint64_t* elements) {
+    if (!ref) return Invalid(std::string(name) + " missing");
+    if (ref->size() % 4 != 0) {
+      return Invalid(std::string(name) + " has " + std::to_string(ref->size()) + " bytes, not a multiple of 4");
+    }
+    MTLITE_RETURN_IF_ERROR(CheckRef(ref, name, false, {Part::kShortlist}, dtype, count >= 0 ? count * 4 : -1));
+    *elements = ref->size() / 4;
+    return Status::Ok();
+  }
+
+  // Ids of one list inside [0, vocab) and distinct; `marks` (vocab bytes, all zero) is zero
+  // again on return. Returns the index of the first bad id, or n when all are good.
+  static uint64_t FirstBadId(const int32_t* ids, uint64_t n, int vocab, uint8_t* marks, bool* repeated) {
+    uint64_t bad = n;
+    *repeated = false;
+    for (uint64_t i = 0; i < n; ++i) {
+      const int32_t id = ids[i];
+      if (id < 0 || id >= vocab || marks[id]) {
+        bad = i;
+        *repeated = id >= 0 && id < vocab;
+        break;
+      }
+      marks[id] = 1;
+    }
+    for (uint64_t i = 0; i < bad; ++i) marks[ids[i]] = 0;
+    return bad;
+  }
+
+  static Status BadIdError(std::string what, const int32_t* ids, uint64_t i, bool repeated) {
+    if (repeated) return Invalid(what + " lists target id " + std::to_string(ids[i]) + " twice");
+    return Invalid(what + "[" + std::to_string(i) + "] = " + std::to_string(ids[i]) + " is outside the target vocabulary");
+  }
+
+  Status BindShortlist() {
+    md_->shortlist = {};
+    const fb::Shortlist* sl = root_->shortlist();
+    if (!sl) return Status::Ok();
+    const int vs = md_->config.source_vocab_size, vt = md_->config.target_vocab_size;
+    uint64_t num_frequent = 0, num_offsets = 0, num_targets = 0;
+    MTLITE_RETURN_IF_ERROR(ArrayRef(sl->frequent(), "shortlist.frequent", "int32", -1, &num_frequent));
+    MTLITE_RETURN_IF_ERROR(ArrayRef(sl->offsets(), "shortlist.offsets", "uint32", int64_t(vs) + 1, &num_offsets));
+    MTLITE_RETURN_IF_ERROR(ArrayRef(sl->targets(), "shortlist.targets", "int32", -1, &num_targets));
+    if (num_frequent > uint64_t(vt)) {
+      return Invalid("shortlist.frequent has " + std::to_string(num_frequent) + " ids, more than the target vocabulary");
+    }
+    const auto* frequent = reinterpret_cast<const int32_t*>(base_ + sl->frequent()->offset());
+    const auto* offsets = reinterpret_cast<const uint32_t*>(base_ + sl->offsets()->offset());
+    const auto* targets = reinterpret_cast<const int32_t*>(base_ + sl->targets()->offset());
+    if (offsets[0] != 0) return Invalid("shortlist.offsets[0] = " + std::to_string(offsets[0]) + ", expected 0");
+    if (offsets[vs] != num_targets) {
+      return Invalid("shortlist.offsets[" + std::to_string(vs) + "] = " + std::to_string(offsets[vs]) +
+                     " but shortlist.targets has " + std::to_string(num_targets) + " ids");
+    }
+    MTLITE_RETURN_IF_ERROR(CheckRange("shortlist.top_k", sl->top_k(), 0, vt));
+    for (int s = 0; s < vs; ++s) {
+      if (offsets[s + 1] < offsets[s]) {
+        return Invalid("shortlist.offsets decrease at source id " + std::to_string(s) + " (" + std::to_string(offsets[s]) +
+                       " > " + std::to_string(offsets[s + 1]) + ")");
+      }
+      if (offsets[s + 1] - offsets[s] > uint32_t(sl->top_k())) {
+        return Invalid("shortlist: source id " + std::to_string(s) + " has " + std::to_string(offsets[s + 1] - offsets[s]) +
+                       " targets, more than top_k " + std::to_string(sl->top_k()));
+      }
+    }
+    // Non-decreasing from 0 to num_targets: every list lies inside targets.
+    uint8_t* marks = tables_->Take<uint8_t>(uint64_t(vt));
+    if (!marks) return TablesTooSmall();
+    bool repeated = false;
+    if (const uint64_t i = FirstBadId(frequent, num_frequent, vt, marks, &repeated); i < num_frequent) {
+      return BadIdError("shortlist.frequent", frequent, i, repeated);
+    }
+    for (int s = 0; s < vs; ++s) {
+      const int32_t* list = targets + offsets[s];
+      const uint64_t n = offsets[s + 1] - offsets[s];
+      if (const uint64_t i = FirstBadId(list, n, vt, marks, &repeated); i < n) {
+        return BadIdError("shortlist.targets of source id " + std::to_string(s), list, i, repeated);
+      }
+    }
+    if (sl->include_source_ids() && !SameVocabularies()) {
+      return Invalid("shortlist.include_source_ids is set but the source and target vocabularies differ");
+    }
+    detail::ShortlistView& v = md_->shortlist;
+    v.present = true;
+    v.frequent = frequent;
+    v.num_frequent = static_cast<int>(num_frequent);
+    v.offsets = offsets;
+    v.targets = targets;
+    v.include_source_ids = sl->include_source_ids();
+    return Status::Ok();
+  }
+
+  bool SameVocabularies() const {
+    const detail::VocabView &a = md_->source_vocab, &b = md_->target_vocab;
+    if (a.id_to_piece.size() != b.id_to_piece.size()) return false;
+    for (size_t i = 0; i < a.id_to_piece.size(); ++i) {
+      if (a.id_to_piece[i] != b.id_to_piece[i]) return false;
+    }
+    return true;
   }
 
   void BindMetadata() {

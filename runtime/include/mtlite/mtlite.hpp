@@ -109,11 +109,12 @@ struct LoadOptions {
 struct SizeComponent {
   // "embeddings/output", "positions", "final_logits_bias", "encoder.layer.<i>",
   // "decoder.layer.<i>.self_attn" / ".cross_attn" / ".ffn", ["other tensors"], "tokenizer",
-  // "flatbuffer structure/config/metadata", "padding (64-byte alignment)"
+  // ["shortlist"], "flatbuffer structure/config/metadata", "padding (64-byte alignment)"
   std::string name;
   uint64_t bytes = 0;
   // What the bytes are, sorted: "f32", "f16", "int8" (tensors; int8 scales are f32), "bytes"
-  // (charsmaps), "strings", "flatbuffer", "zero". Empty for a component with no bytes.
+  // (charsmaps), "int32", "uint32" (shortlist), "strings", "flatbuffer", "zero". Empty for a
+  // component with no bytes.
   std::vector<std::string> dtypes;
 };
 
@@ -156,7 +157,7 @@ class Model {
   // Checks every data buffer's CRC32C; kChecksumMismatch names the first bad tensor.
   Status VerifyChecksums() const;
   // Bytes of the file per component, in model order (embeddings, positions, final_logits_bias,
-  // encoder layers, decoder layers, then tokenizer, FlatBuffer structure, padding); the rows
+  // encoder layers, decoder layers, then tokenizer, [shortlist,] FlatBuffer structure, padding); the rows
   // sum exactly to file_size(). Components of the model's shape are listed even when empty.
   std::vector<SizeComponent> SizeProfile() const;
 

@@ -197,6 +197,33 @@ TEST(Damage, FutureFormatVersionIsUnsupported) {
   EXPECT_EQ(ExpectRejected(z.data(), z.size(), "v0").code(), StatusCode::kInvalidModel);
 }
 
+// A valid shortlist section for `spec`'s vocabularies: frequent {2, 3}; source id s lists two
+// other ids (top_k 2).
+converter::ShortlistSpec TinyShortlist(const ModelSpec& spec) {
+  converter::ShortlistSpec sl;
+  const int vs = spec.config.source_vocab_size, vt = spec.config.target_vocab_size;
+  sl.frequent = {2, 3};
+  sl.offsets.push_back(0);
+  for (int s = 0; s < vs; ++s) {
+    sl.targets.push_back((s + 4) % vt);
+    sl.targets.push_back((s + 5) % vt);
+    sl.offsets.push_back(uint32_t(sl.targets.size()));
+  }
+  sl.top_k = 2;
+  sl.include_source_ids = true;
+  sl.method = "test";
+  return sl;
+}
+
+// The tiny spec with a shortlist, edited by `f`.
+template <class F>
+std::function<void(ModelSpec*)> WithShortlist(F f) {
+  return [f](ModelSpec* s) {
+    s->shortlist = TinyShortlist(*s);
+    f(&*s->shortlist, s);
+  };
+}
+
 struct SpecCase {
   const char* name;
   std::function<void(ModelSpec*)> edit;
@@ -283,6 +310,42 @@ const std::vector<SpecCase>& SpecCases() {
          s->source_spm.to_vocab.clear();
        },
        "pieces missing or empty"},
+      // the optional shortlist section
+      {"shortlist_offsets_short", WithShortlist([](converter::ShortlistSpec* l, ModelSpec*) { l->offsets.pop_back(); }),
+       "shortlist.offsets"},
+      {"shortlist_offsets_first", WithShortlist([](converter::ShortlistSpec* l, ModelSpec*) { l->offsets[0] = 1; }),
+       "shortlist.offsets[0] = 1"},
+      {"shortlist_offsets_decrease",
+       WithShortlist([](converter::ShortlistSpec* l, ModelSpec*) { l->offsets[4] = l->offsets[3] - 1; }),
+       "shortlist.offsets decrease at source id 3"},
+      {"shortlist_offsets_end", WithShortlist([](converter::ShortlistSpec* l, ModelSpec*) { l->targets.pop_back(); }),
+       "but shortlist.targets has"},
+      {"shortlist_target_out_of_range",
+       WithShortlist([](converter::ShortlistSpec* l, ModelSpec* s) { l->targets[5] = s->config.target_vocab_size; }),
+       "shortlist.targets of source id 2[1]"},
+      {"shortlist_target_negative", WithShortlist([](converter::ShortlistSpec* l, ModelSpec*) { l->targets[0] = -1; }),
+       "is outside the target vocabulary"},
+      {"shortlist_target_twice", WithShortlist([](converter::ShortlistSpec* l, ModelSpec*) { l->targets[7] = l->targets[6]; }),
+       "shortlist.targets of source id 3 lists target id"},
+      {"shortlist_frequent_out_of_range",
+       WithShortlist([](converter::ShortlistSpec* l, ModelSpec*) { l->frequent.push_back(1 << 20); }),
+       "shortlist.frequent[2] = 1048576"},
+      {"shortlist_frequent_twice", WithShortlist([](converter::ShortlistSpec* l, ModelSpec*) { l->frequent.push_back(2); }),
+       "shortlist.frequent lists target id 2 twice"},
+      {"shortlist_frequent_too_many",
+       WithShortlist([](converter::ShortlistSpec* l, ModelSpec* s) { l->frequent.assign(size_t(s->config.target_vocab_size) + 1, 0); }),
+       "more than the target vocabulary"},
+      {"shortlist_more_than_top_k", WithShortlist([](converter::ShortlistSpec* l, ModelSpec*) { l->top_k = 1; }),
+       "more than top_k 1"},
+      {"shortlist_top_k_negative", WithShortlist([](converter::ShortlistSpec* l, ModelSpec*) { l->top_k = -3; }),
+       "shortlist.top_k"},
+      {"shortlist_source_ids_but_vocabularies_differ",
+       WithShortlist([](converter::ShortlistSpec*, ModelSpec* s) {
+         s->target_vocab = s->source_vocab;
+         (*s->target_vocab)[5] = "something else";
+         s->target_spm = s->source_spm;
+       }),
+       "include_source_ids"},
   };
   return cases;
 }
@@ -426,6 +489,11 @@ std::vector<std::pair<std::string, AlignedBytes>> MakeSeeds() {
   ModelSpec huge = TinySpec();
   huge.config.d_model = 1 << 30;
   seeds.push_back({"huge_d_model.mtlite", converter::SerializeModel(huge)});
+  ModelSpec with_shortlist = TinySpec();
+  with_shortlist.shortlist = TinyShortlist(with_shortlist);
+  seeds.push_back({"shortlist_valid.mtlite", converter::SerializeModel(with_shortlist)});
+  with_shortlist.shortlist->offsets[4] = with_shortlist.shortlist->offsets[3] - 1;
+  seeds.push_back({"shortlist_offsets_decrease.mtlite", converter::SerializeModel(with_shortlist)});
   AlignedBytes flipped = valid;
   flipped[flipped.size() - 100] ^= 0x04;
   seeds.push_back({"flipped_weight_bit.mtlite", flipped});
@@ -439,7 +507,7 @@ TEST(FuzzSeeds, CommittedSeedsMatchTheirRoles) {
   const std::vector<std::string> files = SeedFiles();
   ASSERT_GE(files.size(), 2u) << "tests/fuzz/seeds/model_load is missing";
   size_t total = 0;
-  int valid = 0;
+  int valid = 0, named_valid = 0;
   for (const std::string& f : files) {
     const AlignedBytes b = testing::ReadAligned(f);
     total += b.size();
@@ -447,8 +515,10 @@ TEST(FuzzSeeds, CommittedSeedsMatchTheirRoles) {
     const bool should_load = f.size() >= 12 && f.compare(f.size() - 12, 12, "valid.mtlite") == 0;
     EXPECT_EQ(m.ok(), should_load) << f << ": " << m.status().ToString();
     valid += m.ok();
+    named_valid += should_load;
   }
-  EXPECT_EQ(valid, 1);
+  EXPECT_EQ(valid, named_valid);
+  EXPECT_GE(valid, 2);  // the tiny model with and without a shortlist section
   EXPECT_LT(total, 200u * 1024u);
 }
 

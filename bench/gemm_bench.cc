@@ -9,6 +9,8 @@
 //   xnn_f32/m/n/k/{hot,cold}          xnn fully_connected_nc_f32
 // "cold" cycles through enough weight copies (64 MiB) that every call streams its weights from
 // DRAM (L3 is 32 MiB here); "hot" reuses one copy (L2/L3 resident). Counter GOPS = 2*m*n*k/s.
+// Before a table is timed on a shape it is checked against the reference on that shape (a few
+// rows; tests/unit/kernel_tester.h): a wrong kernel reports an error instead of a time.
 // Suggested: --benchmark_repetitions=3 --benchmark_report_aggregates_only=true (medians).
 #include <benchmark/benchmark.h>
 
@@ -17,9 +19,11 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "kernel_tester.h"
 #include "kernels.h"
 
 // XNNPACK is looked up at run time (dlopen of Debian's libXNNPACK.so.0), so this file builds
@@ -89,7 +93,26 @@ struct OurData {
   }
 };
 
+// "" if table t computes shape s (up to 5 rows of it) bit-identically to the reference. Each
+// (table, shape) is checked once per process.
+std::string Verify(const KernelTable* t, const Shape& s) {
+  static std::set<std::string> done;
+  const std::string key = std::string(t->name) + "/" + std::to_string(s.n) + "/" + std::to_string(s.k) +
+                          "/" + std::to_string(s.m < 5 ? s.m : 5);
+  if (done.count(key)) return "";
+  mtlite::kernels::test::GemmTester g;
+  g.m(s.m < 5 ? s.m : 5).n(s.n).k(s.k).bias(true).check_exact(false);
+  std::string err = g.Test(*t);
+  if (err.empty()) done.insert(key);
+  return err;
+}
+
 void BM_Gemm(benchmark::State& st, const KernelTable* t, Shape s, bool cold, bool with_quantize) {
+  const std::string err = Verify(t, s);
+  if (!err.empty()) {
+    st.SkipWithError(err.c_str());
+    return;
+  }
   OurData d(s, cold);
   size_t i = 0;
   for (auto _ : st) {

@@ -14,17 +14,15 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernel_families.h"
 #include "kernels.h"
 
 #if defined(MTLITE_HAVE_AVX2_KERNELS) && (defined(__x86_64__) || defined(__i386__))
-#include "avx2/avx2_kernels.h"
 #define MTLITE_DISPATCH_AVX2 1
 #endif
 
 #if defined(MTLITE_HAVE_NEON_KERNELS) && (defined(__aarch64__) || defined(__arm__))
 #include <sys/auxv.h>
-
-#include "neon/neon_kernels.h"
 #define MTLITE_DISPATCH_NEON 1
 #endif
 
@@ -69,18 +67,36 @@ bool CpuHasDotProd() {
 
 }  // namespace
 
+const KernelTable& ReferenceKernels() {
+  static const KernelTable table = AllFamilies<IsaReference>("reference");
+  return table;
+}
+
 int AvailableKernels(const KernelTable** out, int max) {
   int n = 0;
   if (n < max) out[n++] = &ReferenceKernels();
 #if defined(MTLITE_DISPATCH_AVX2)
   static const bool avx2 = CpuHasAvx2();
-  if (avx2 && n < max) out[n++] = &Avx2Kernels();
+  if (avx2) {
+    static const KernelTable table = AllFamilies<IsaAvx2>("avx2");
+    if (n < max) out[n++] = &table;
+  }
 #endif
 #if defined(MTLITE_DISPATCH_NEON)
   static const bool neon = CpuHasNeon();
-  static const bool dotprod = neon && NeonDotProdKernelsOrNull() != nullptr && CpuHasDotProd();
-  if (neon && n < max) out[n++] = &NeonKernels();
-  if (dotprod && n < max) out[n++] = NeonDotProdKernelsOrNull();
+  static const bool dotprod = neon && CpuHasDotProd();
+  if (neon) {
+    static const KernelTable table = AllFamilies<IsaNeon>("neon");
+    if (n < max) out[n++] = &table;
+  }
+  if (dotprod) {
+    static const KernelTable table = [] {
+      KernelTable t = AllFamilies<IsaNeon>("neon-dotprod");
+      AddGemmKernels<IsaNeonDotProd>(t);  // sdot GEMM, the rest as "neon"
+      return t;
+    }();
+    if (n < max) out[n++] = &table;
+  }
 #endif
   return n;
 }

@@ -12,7 +12,8 @@
 //    (AVX2: one __m256 accumulator; NEON: two float32x4 accumulators {0..3},{4..7}.)
 //    Max reductions are exact in any order.
 //  * exp is mtlite::kernels::ExpRef (below): a fixed range reduction and polynomial,
-//    evaluated with the same operations in the same order in every ISA.
+//    evaluated with the same operations in the same order in every ISA (coefficients:
+//    math_coeffs.h, shared by the reference and every SIMD version).
 //  * int8 GEMM accumulates exactly in int32; dequantisation is
 //      y = float(acc) * (a_scale[m] * w_scale[n]);  y = y + bias[n];  y = y + residual[m][n]
 //    in that order, then the activation (if any).
@@ -70,8 +71,6 @@ struct KernelTable {
 
   // dot(a, b) over n floats with the 8-lane reduction (attention scores QK^T).
   float (*dot_f32)(const float* a, const float* b, int n);
-  // y[i] += alpha * x[i] for i < n (attention P·V): y[i] = y[i] + (alpha * x[i]).
-  void (*axpy_f32)(float alpha, const float* x, float* y, int n);
 
   // In-place activation over n floats (same formulas as the reference).
   void (*activation)(float* x, int n, Act act);

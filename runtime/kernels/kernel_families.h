@@ -3,7 +3,7 @@
 // search), and each such file defines the function that puts its entries into a table:
 //   template <> void AddGemmKernels<IsaAvx2>(KernelTable& t) { t.gemm_s8_blocked = ...; }
 // dispatch.cc builds the tables from them; a table may take some families from another ISA
-// (e.g. "neon-dotprod" is "neon" with the dotprod GEMM).
+// (e.g. "neon-dotprod" is "neon" with the dotprod GEMM, "avx-vnni" is "avx2" with its GEMM).
 #pragma once
 
 #include "kernels.h"
@@ -11,14 +11,16 @@
 namespace mtlite {
 namespace kernels {
 
-// ISA tags (runtime/kernels/<dir>/): reference/, avx2/, neon/, neon_dotprod/.
+// ISA tags (runtime/kernels/<dir>/): reference/, avx2/, avxvnni/, avx512/, neon/, neon_dotprod/.
 struct IsaReference;
 struct IsaAvx2;
+struct IsaAvxVnni;
+struct IsaAvx512;
 struct IsaNeon;
 struct IsaNeonDotProd;
 
 template <class Isa> void AddQuantizeKernels(KernelTable& t);    // quantize_rows_s8
-template <class Isa> void AddGemmKernels(KernelTable& t);        // gemm_s8_blocked*
+template <class Isa> void AddGemmKernels(KernelTable& t);        // gemm_s8_blocked{,_acc,_gather}
 template <class Isa> void AddNormKernels(KernelTable& t);        // layer_norm
 template <class Isa> void AddAttentionKernels(KernelTable& t);   // softmax_masked, dot_f32, attn_*
 template <class Isa> void AddActivationKernels(KernelTable& t);  // activation
@@ -50,7 +52,9 @@ KernelTable AllFamilies(const char* name) {
 MTLITE_KERNEL_FAMILIES(IsaReference)
 MTLITE_KERNEL_FAMILIES(IsaAvx2)
 MTLITE_KERNEL_FAMILIES(IsaNeon)
+MTLITE_KERNEL_FAMILIES(IsaAvx512)
 #undef MTLITE_KERNEL_FAMILIES
+template <> void AddGemmKernels<IsaAvxVnni>(KernelTable& t);
 template <> void AddGemmKernels<IsaNeonDotProd>(KernelTable& t);
 
 }  // namespace kernels

@@ -144,11 +144,15 @@ class GemmTester {
   GemmTester& seed(uint32_t v) { seed_ = v; return *this; }
   // Check the int32 accumulators against the exact int64 result (costs one scalar GEMM).
   GemmTester& check_exact(bool v) { check_exact_ = v; return *this; }
+  // gemm_s8_blocked_gather over these block indices (output slot s = block blocks[s]) instead
+  // of gemm_s8_blocked; bias is used, residual / alias / act are not.
+  GemmTester& blocks(std::vector<int32_t> v) { blocks_ = std::move(v); gather_ = true; return *this; }
 
   std::string Describe() const {
     char buf[200];
-    std::snprintf(buf, sizeof buf, "m=%d n=%d k=%d bias=%d residual=%d alias=%d act=%d lda+%d ldc+%d", m_,
-                  n_, k_, bias_, residual_ || alias_, alias_, int(act_), lda_pad_, ldc_pad_);
+    std::snprintf(buf, sizeof buf, "m=%d n=%d k=%d bias=%d residual=%d alias=%d act=%d lda+%d ldc+%d%s", m_,
+                  n_, k_, bias_, residual_ || alias_, alias_, int(act_), lda_pad_, ldc_pad_,
+                  gather_ ? (" gather of " + std::to_string(blocks_.size()) + " blocks").c_str() : "");
     return buf;
   }
 
@@ -179,7 +183,7 @@ class GemmTester {
       d.bias.resize(n_);
       for (auto& v : d.bias) v = fd(rng);
     }
-    if (residual_ || alias_) {
+    if (!gather_ && (residual_ || alias_)) {
       d.residual.assign(size_t(m_) * d.ldc, kNaN);
       for (int i = 0; i < m_; ++i)
         for (int r = 0; r < OutCols(); ++r) d.residual[size_t(i) * d.ldc + r] = fd(rng);
@@ -212,17 +216,24 @@ class GemmTester {
   static constexpr int kGuard = 16;
   static constexpr uint32_t kSentinel = 0x7fc0dead;  // a NaN no kernel produces
 
-  int OutCols() const { return n_; }
+  int OutCols() const { return gather_ ? 8 * int(blocks_.size()) : n_; }
 
   // C from one table; c starts as a sentinel (or the residual when aliased) with a trailing
   // guard, so that writes outside [m][out cols] show.
   std::vector<float> Run(const KernelTable& t, const GemmData& d) const {
     std::vector<float> c;
-    if (alias_)
+    if (alias_ && !gather_)
       c = d.residual;
     else
       c.assign(size_t(m_) * d.ldc, BitsFloat(kSentinel));
     c.resize(c.size() + kGuard, BitsFloat(kSentinel));
+    if (gather_) {
+      if (t.gemm_s8_blocked_gather)
+        t.gemm_s8_blocked_gather(m_, n_, int(blocks_.size()), blocks_.data(), k_, d.a.data(), d.lda,
+                                 d.a_scales.data(), d.packed.data(), d.w_scales.data(),
+                                 bias_ ? d.bias.data() : nullptr, c.data(), d.ldc);
+      return c;
+    }
     const float* res = alias_ ? c.data() : residual_ ? d.residual.data() : nullptr;
     t.gemm_s8_blocked(m_, n_, k_, d.a.data(), d.lda, d.a_scales.data(), d.packed.data(),
                       d.w_scales.data(), bias_ ? d.bias.data() : nullptr, res, d.ldc, c.data(), d.ldc,
@@ -237,12 +248,35 @@ class GemmTester {
       for (int i = 0; i < m_; ++i)
         for (int r = OutCols(); r < d.ldc; ++r)
           if (FloatBits(want[size_t(i) * d.ldc + r]) != kSentinel) return "reference wrote into c's stride padding";
+    if (gather_ && check_exact_) {
+      // independent: slot s, lane j of row i is exact(i, r = 8 blocks[s] + j) dequantised, or 0
+      // for r >= n
+      for (int i = 0; i < m_; ++i)
+        for (size_t s = 0; s < blocks_.size(); ++s)
+          for (int j = 0; j < 8; ++j) {
+            const int r = 8 * blocks_[s] + j;
+            float y = 0.0f;
+            if (r < n_) {
+              y = float(d.exact[size_t(i) * n_ + r]) * (d.a_scales[i] * d.w_scales[r]);
+              if (bias_) y = y + d.bias[r];
+            }
+            const float got = want[size_t(i) * d.ldc + 8 * s + j];
+            if (!SameFloat(y, got)) {
+              char buf[160];
+              std::snprintf(buf, sizeof buf, "reference gather row %d slot %zu lane %d: want %.9g got %.9g", i,
+                            s, j, double(y), double(got));
+              return buf;
+            }
+          }
+    }
     return "";
   }
 
   std::string CheckTable(const KernelTable& t, const GemmData& d, const std::vector<float>& want) const {
     const std::string name = std::string(t.name) + ": ";
-    {
+    if (gather_) {
+      if (t.gemm_s8_blocked_gather == nullptr) return name + "no gemm_s8_blocked_gather";
+    } else {
       std::vector<int32_t> acc(size_t(m_) * d.ldc + kGuard, 0x12345678);
       t.gemm_s8_blocked_acc(m_, n_, k_, d.a.data(), d.lda, d.packed.data(), acc.data(), d.ldc);
       for (int i = 0; i < m_; ++i) {
@@ -267,9 +301,10 @@ class GemmTester {
   }
 
   int m_ = 1, n_ = 1, k_ = 1, lda_pad_ = 0, ldc_pad_ = 0;
-  bool bias_ = false, residual_ = false, alias_ = false, check_exact_ = true;
+  bool bias_ = false, residual_ = false, alias_ = false, check_exact_ = true, gather_ = false;
   Act act_ = Act::kNone;
   uint32_t seed_ = 1;
+  std::vector<int32_t> blocks_;
 };
 
 // ---- activation quantisation ----------------------------------------------------------------

@@ -1,4 +1,4 @@
-// int8 GEMM family (gemm_s8_blocked, gemm_s8_blocked_acc): every table against the reference
+// int8 GEMM family (gemm_s8_blocked, _acc, _gather): every table against the reference
 // bit for bit and against exact int64 sums from row-major weights (tests/unit/kernel_tester.h),
 // over tile edges (m around the row tiles, n around 8-row blocks and block pairs, k around the
 // 4-group and unrolled steps), strides, residual aliasing and every epilogue.
@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <random>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -64,12 +65,20 @@ TEST(KernelGemm, EpilogueCombinations) {
         }
 }
 
-// Decoder / encoder shapes of the demo model (and d_model 512), exact int32 for all of them.
+// Decoder / encoder shapes of the demo model (and d_model 512), exact int32 for all of them;
+// on x86-64, weights of 8.3 MB at m <= 4 take the VNNI kernels' streaming path (one block at a
+// time; no ARM kernel has one, and these shapes would take minutes under qemu).
 TEST(KernelGemm, ModelShapes) {
   uint32_t seed = 11;
-  for (auto s : {std::array<int, 3>{1, 256, 256}, {1, 1024, 256}, {1, 256, 1024}, {1, 8001, 256},
-                 {1, 512, 512}, {1, 2048, 512}, {4, 2048, 512}, {16, 256, 256}, {12, 1024, 256},
-                 {16, 256, 1024}}) {
+  std::vector<std::array<int, 3>> shapes = {{1, 256, 256},  {1, 1024, 256}, {1, 256, 1024}, {1, 8001, 256},
+                                            {1, 512, 512},  {1, 2048, 512}, {4, 2048, 512}, {16, 256, 256},
+                                            {12, 1024, 256}, {16, 256, 1024}};
+#if defined(__x86_64__)
+  for (auto s : {std::array<int, 3>{1, 17000, 512}, {2, 17000, 511}, {3, 17003, 512}, {4, 17000, 512},
+                 {5, 17000, 512}})
+    shapes.push_back(s);
+#endif
+  for (auto s : shapes) {
     GemmTester g;
     g.m(s[0]).n(s[1]).k(s[2]).seed(++seed).bias(true).residual(s[1] == 256);
     g.act(s[1] == 1024 ? Act::kSiLU : Act::kNone);
@@ -177,6 +186,54 @@ TEST(KernelGemm, EmptyShapes) {
       t->gemm_s8_blocked_acc(m, 9, 0, a.data(), 4, w.data(), acck.data(), 9);
       for (int v : acck) EXPECT_EQ(v, 0) << "m=" << m;
     }
+  }
+}
+
+// The shortlist GEMM over a list of blocks: orders, repeats, the partial last block (its padding
+// rows give 0), single blocks and long lists, every row-tile edge; exact sums checked too.
+TEST(KernelGemm, GatherBlocks) {
+  std::mt19937 rng(13);
+  uint32_t seed = 100;
+  for (int n : {8, 13, 64, 257, 8001}) {
+    const int nb = (n + 7) / 8;
+    for (int k : {4, 33, 256, 512}) {
+      for (int m : {1, 2, 3, 4, 5, 8, 17}) {
+        std::vector<std::vector<int32_t>> lists = {{0}, {nb - 1}};
+        std::vector<int32_t> all(nb), rnd;
+        for (int b = 0; b < nb; ++b) all[b] = b;
+        std::reverse(all.begin(), all.end());
+        lists.push_back(all);  // every block, backwards
+        for (int i = 0; i < 1 + nb / 3 && i < 50; ++i) rnd.push_back(int32_t(rng() % nb));
+        rnd.push_back(rnd.front());  // a repeat
+        lists.push_back(rnd);
+        for (const auto& blocks : lists) {
+          if (double(m) * double(blocks.size()) * 8 * k > 4e6) continue;
+          GemmTester g;
+          ++seed;
+          g.m(m).n(n).k(k).seed(seed).bias(seed % 3 != 0).blocks(blocks);
+          g.lda_pad(seed % 4 == 0 ? 4 : 0).ldc_pad(seed % 5 == 0 ? 3 : 0);
+          ASSERT_EQ("", g.Test()) << g.Describe();
+        }
+      }
+    }
+  }
+#if defined(__x86_64__)
+  // a long list over large weights (the streaming path at m <= 4)
+  std::vector<int32_t> many;
+  for (int b = 0; b < 2200; ++b) many.push_back(int32_t((b * 7919) % 2126));
+  for (int m : {1, 4}) {
+    GemmTester g;
+    g.m(m).n(17003).k(512).seed(uint32_t(m)).bias(true).blocks(many).check_exact(false);
+    ASSERT_EQ("", g.Test()) << g.Describe();
+  }
+#endif
+  // no blocks: nothing written
+  for (auto* t : Tables()) {
+    std::vector<float> c(8, 5.0f);
+    std::vector<int8_t> a(8, 1), w(BlockedN8K4Bytes(8, 8), 1);
+    std::vector<float> s(8, 1.0f);
+    t->gemm_s8_blocked_gather(1, 8, 0, nullptr, 8, a.data(), 8, s.data(), w.data(), s.data(), nullptr, c.data(), 8);
+    for (float v : c) EXPECT_EQ(v, 5.0f) << t->name;
   }
 }
 

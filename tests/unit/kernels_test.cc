@@ -4,8 +4,10 @@
 // against the scalar reference, bit for bit. Only depends on kernels.h / reference.h, so these
 // also build standalone for ARM (runtime/kernels/neon/cross_test.sh): keep them fast.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -41,6 +43,7 @@ TEST(KernelDispatch, ReferenceFirstAndBestListed) {
     EXPECT_NE(t->max_sum_exp, nullptr) << t->name;
     EXPECT_NE(t->scan_gt, nullptr) << t->name;
     EXPECT_NE(t->argmax, nullptr) << t->name;
+    EXPECT_NE(t->gemm_s8_blocked_gather, nullptr) << t->name;
   }
   for (size_t i = 0; i < tables.size(); ++i)
     for (size_t j = i + 1; j < tables.size(); ++j) EXPECT_STRNE(tables[i]->name, tables[j]->name);
@@ -61,6 +64,49 @@ TEST(KernelDispatch, SimdTablePresent) {
 #endif
   std::printf("kernel tables: %s(best: %s)\n", names.c_str(), BestKernels().name);
 }
+
+#if defined(MTLITE_HAVE_AVX2_KERNELS) && defined(__x86_64__)
+// The x86 VNNI tables run (and so are tested by every kernel family test) where the CPU has the
+// ISA; elsewhere these tests skip, saying so. The CPU check here is independent of dispatch.cc
+// (libgcc's, which also checks the OS state).
+bool Listed(const char* name) {
+  for (auto* t : Tables())
+    if (std::strcmp(t->name, name) == 0) return true;
+  return false;
+}
+
+TEST(KernelDispatch, AvxVnniTable) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avxvnni") || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    GTEST_SKIP() << "this CPU (or OS) has no AVX-VNNI: the avx-vnni kernels are not tested here";
+  EXPECT_TRUE(Listed("avx-vnni"));
+}
+
+TEST(KernelDispatch, Avx512VnniTable) {
+  __builtin_cpu_init();
+  const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                   __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                   __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx2") &&
+                   __builtin_cpu_supports("fma");
+  if (!has) GTEST_SKIP() << "this CPU (or OS) has no AVX-512 F/DQ/BW/VL/VNNI: the avx512-vnni kernels are not tested here";
+  EXPECT_TRUE(Listed("avx512-vnni"));
+}
+
+// MTLITE_KERNELS=<name> picks that table (when the CPU has it): checked in a child process.
+TEST(KernelDispatch, EnvironmentForcesTable) {
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(len, 0);
+  self[len] = 0;
+  const std::string test_binary = self;
+  for (auto* t : Tables()) {
+    const std::string cmd = std::string("MTLITE_KERNELS=") + t->name + " " + test_binary +
+                            " --gtest_filter=KernelDispatch.SimdTablePresent 2>&1 | grep -q 'best: " +
+                            t->name + ")'";
+    EXPECT_EQ(0, std::system(cmd.c_str())) << t->name;
+  }
+}
+#endif
 
 TEST(KernelPacking, RoundTripAndLayout) {
   std::mt19937 rng(1);

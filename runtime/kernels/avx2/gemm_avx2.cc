@@ -202,7 +202,9 @@ struct GemmK {
   // Chunks of blocks whose weights (<= 128 KiB) stay in L2 while all rows of A pass over them
   // in 4-row x 2-block tiles; within a chunk, each 4-row panel of C is written contiguously.
   static constexpr size_t kChunkBytes = size_t(128) << 10;
-  static constexpr bool kGemv = true, kActSecondPass = true;
+  static constexpr int kGemvNR = 1;
+  static constexpr size_t kStreamBytes = 0;
+  static constexpr bool kActSecondPass = true;
   // m <= 4 reads every weight once, in one row panel: when the weights do not fit in L2
   // (512 KiB here; e.g. the 8001-word output projection for 4 beams) the tiles prefetch the
   // next tile's blocks (+4% at n 8001 k 256). With several panels the chunk is re-read from
@@ -224,7 +226,12 @@ struct GemmK {
 #endif
     TileIntrinsics<MR, NR>(kg, a, lda, w, acc);
   }
-  static void Gemv(int kg, const int8_t* a, const int8_t* w, Acc& acc) { acc = GemvBlock(kg, a, w); }
+  template <int G>
+  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool,
+                   Acc (&acc)[G]) {
+    static_assert(G == 1, "one block at a time");
+    acc[0] = GemvBlock(kg, a, w[0]);
+  }
   static void Epilogue(const Acc& acc, float as, const float* ws, const float* bias, const float* res,
                        float* out, int count, Act act) {
     generic::Epilogue8<F8>(acc, as, ws, bias, res, out, count, act);
@@ -240,6 +247,7 @@ template <>
 void AddGemmKernels<IsaAvx2>(KernelTable& t) {
   t.gemm_s8_blocked = generic::GemmS8Blocked<avx2::GemmK>;
   t.gemm_s8_blocked_acc = generic::GemmS8BlockedAcc<avx2::GemmK>;
+  t.gemm_s8_blocked_gather = generic::GemmS8BlockedGather<avx2::GemmK>;
 }
 
 }  // namespace kernels

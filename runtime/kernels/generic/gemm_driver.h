@@ -11,13 +11,21 @@
 //   kMR, kNR                the largest tile: kMR rows of A x kNR blocks
 //   kChunkBytes             blocks are visited in chunks of about this many weight bytes (kept in
 //                           L2 while every row panel of A passes over them); 0: kNR blocks
-//   kGemv                   m == 1 runs K::Gemv block by block (else Tile<1, NR>)
+//   kGemvNR                 m == 1 runs K::Gemv<G> on G = kGemvNR blocks at a time (and G = 1
+//                           for the rest); 0: m == 1 runs Tile<1, NR> like any m
 //   kActSecondPass          SiLU / GELU run as a second pass over the finished rows (in cache,
 //                           where independent iterations overlap) instead of inside the tile
 //   Prefetch(m, nb, bs)     whether tiles should prefetch the next tile's blocks
 //   Tile<MR, NR>(kg, a, lda, w, next, acc)   acc[i][j] = row i of a . block w[j], full K; next:
 //                           null or the blocks to prefetch (next[j] for w[j])
-//   Gemv(kg, a, w, acc)     one row . one block (when kGemv)
+//   Gemv<G>(kg, a, w, next, stream, acc)  acc[j] = the row a . block w[j], j < G (when
+//                           kGemvNR > 0); next: null, or the blocks after (next[j] for w[j]) to
+//                           prefetch; stream: the weights are large (see kStreamBytes)
+//   kStreamBytes            0, or: one row panel (m <= kMR) over weights of at least this many
+//                           bytes (each read once: from DRAM) runs block by block through
+//                           StreamTile<MR>(kg, a, lda, w, acc) (acc[i] = row i . block w): one
+//                           sequential weight stream; tiles over several blocks read as many
+//                           concurrent streams, which DRAM serves far slower here
 //   Epilogue(acc, a_scale, ws, bias, res, out, count, act)   the contract's dequantisation of
 //                           the first `count` (1..8) outputs: out[j] = act(float(acc[j]) *
 //                           (a_scale * ws[j]) + bias[j] + res[j]); bias / res may be null
@@ -36,6 +44,7 @@ namespace generic {
 
 // Blocks of W in order: block b at w + b * bs, output columns 8b..8b+7.
 struct ContiguousBlocks {
+  static constexpr bool kGathered = false;
   const int8_t* w;
   size_t bs;
   const int8_t* Block(int b) const { return w + size_t(b) * bs; }
@@ -44,6 +53,7 @@ struct ContiguousBlocks {
 
 // The blocks of a list: slot s is block idx[s] (weight rows 8 idx[s]..), output columns 8s..8s+7.
 struct GatheredBlocks {
+  static constexpr bool kGathered = true;
   const int8_t* w;
   size_t bs;
   const int32_t* idx;
@@ -82,22 +92,64 @@ inline void TilePanel(int mr, int kg, const int8_t* a, int lda, const Blocks& bl
   TileRows<K, K::kMR, NR>(mr, kg, a, lda, w, prefetch ? next : nullptr, row0, s, epi);
 }
 
+// m == 1: G blocks starting at slot s.
+template <class K, int G, class Blocks, class Epi>
+inline void GemvPanel(int kg, const int8_t* a, const Blocks& blocks, int s, int nb, bool stream,
+                      const Epi& epi) {
+  const int8_t* w[G];
+  const int8_t* next[G];
+  for (int j = 0; j < G; ++j) {
+    w[j] = blocks.Block(s + j);
+    next[j] = s + G + j < nb ? blocks.Block(s + G + j) : w[j];
+  }
+  typename K::Acc acc[G];
+  K::template Gemv<G>(kg, a, w, Blocks::kGathered ? next : nullptr, stream, acc);
+#pragma GCC unroll 8
+  for (int j = 0; j < G; ++j) epi(0, s + j, acc[j]);
+}
+
+// Streaming mode: all m (<= kMR) rows against one block at a time.
+template <class K, int MR, class Blocks, class Epi>
+inline void StreamRows(int mr, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks,
+                       const Epi& epi) {
+  if constexpr (MR > 1) {
+    if (mr < MR) {
+      StreamRows<K, MR - 1>(mr, nb, kg, a, lda, blocks, epi);
+      return;
+    }
+  }
+  for (int s = 0; s < nb; ++s) {
+    typename K::Acc acc[MR];
+    K::template StreamTile<MR>(kg, a, lda, blocks.Block(s), acc);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) epi(i, s, acc[i]);
+  }
+}
+
 // epi(row, slot, acc) for every row of A and every block slot in [0, nb).
 template <class K, class Blocks, class Epi>
 void RunGemm(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks, const Epi& epi) {
   if (m <= 0 || nb <= 0) return;
-  if constexpr (K::kGemv) {
+  const size_t bs = size_t(kg) * 32;
+  const bool stream = K::kStreamBytes > 0 && m <= K::kMR && size_t(nb) * bs >= K::kStreamBytes;
+  if constexpr (K::kGemvNR > 0) {
     if (m == 1) {
-      for (int s = 0; s < nb; ++s) {
-        typename K::Acc acc;
-        K::Gemv(kg, a, blocks.Block(s), acc);
-        epi(0, s, acc);
+      constexpr int G = K::kGemvNR;
+      int s = 0;
+      for (; s + G <= nb; s += G) GemvPanel<K, G>(kg, a, blocks, s, nb, stream, epi);
+      if constexpr (G > 1) {
+        for (; s < nb; ++s) GemvPanel<K, 1>(kg, a, blocks, s, nb, stream, epi);
       }
       return;
     }
   }
+  if constexpr (K::kStreamBytes > 0) {
+    if (stream) {
+      StreamRows<K, K::kMR>(m, nb, kg, a, lda, blocks, epi);
+      return;
+    }
+  }
   constexpr int NR = K::kNR;
-  const size_t bs = size_t(kg) * 32;
   int chunk = NR;
   if (K::kChunkBytes > 0 && bs > 0) {
     const size_t c = K::kChunkBytes / bs / NR * NR;
@@ -201,6 +253,17 @@ void GemmS8Blocked(int m, int n, int k, const int8_t* a, int lda, const float* a
   RunGemm<K>(m, (n + 7) / 8, kg, a, lda, blocks, epi);
   if (!fused && n > 0)
     for (int i = 0; i < m; ++i) K::Activation(c + size_t(i) * ldc, n, act);
+}
+
+template <class K>
+void GemmS8BlockedGather(int m, int n, int nblocks, const int32_t* block_idx, int k, const int8_t* a,
+                         int lda, const float* a_scales, const int8_t* w, const float* w_scales,
+                         const float* bias, float* c, int ldc) {
+  const int kg = (k + 3) / 4;
+  const GatheredBlocks blocks{w, size_t(kg) * 32, block_idx};
+  const FloatOutput<K, GatheredBlocks> epi{blocks, n,  a_scales, w_scales, bias,
+                                           nullptr, 0, c, ldc, Act::kNone, true};
+  RunGemm<K>(m, nblocks, kg, a, lda, blocks, epi);
 }
 
 template <class K>

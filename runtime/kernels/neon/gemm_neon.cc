@@ -98,7 +98,8 @@ struct GemmK : GemmCommon {
   // one block at a time, every row panel of A over it (its weights stay in L1)
   static constexpr int kNR = 1;
   static constexpr size_t kChunkBytes = 0;
-  static constexpr bool kGemv = false;
+  static constexpr int kGemvNR = 0;
+  static constexpr size_t kStreamBytes = 0;
   static bool Prefetch(int, int, size_t) { return false; }
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
@@ -115,6 +116,7 @@ template <>
 void AddGemmKernels<IsaNeon>(KernelTable& t) {
   t.gemm_s8_blocked = generic::GemmS8Blocked<neon::GemmK>;
   t.gemm_s8_blocked_acc = generic::GemmS8BlockedAcc<neon::GemmK>;
+  t.gemm_s8_blocked_gather = generic::GemmS8BlockedGather<neon::GemmK>;
 }
 
 }  // namespace kernels

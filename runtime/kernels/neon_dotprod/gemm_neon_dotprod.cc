@@ -120,14 +120,20 @@ struct GemmK : neon::GemmCommon {
 #endif
   // two blocks at a time, every row panel of A over them (their weights stay in L1)
   static constexpr size_t kChunkBytes = 0;
-  static constexpr bool kGemv = true;
+  static constexpr int kGemvNR = 1;
+  static constexpr size_t kStreamBytes = 0;
   static bool Prefetch(int, int, size_t) { return false; }
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
                    Acc (&acc)[MR][NR]) {
     TileSdot<MR, NR>(kg, a, lda, w, acc);
   }
-  static void Gemv(int kg, const int8_t* a, const int8_t* w, Acc& acc) { acc = GemvBlock(kg, a, w); }
+  template <int G>
+  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool,
+                   Acc (&acc)[G]) {
+    static_assert(G == 1, "one block at a time");
+    acc[0] = GemvBlock(kg, a, w[0]);
+  }
 };
 
 }  // namespace
@@ -137,6 +143,7 @@ template <>
 void AddGemmKernels<IsaNeonDotProd>(KernelTable& t) {
   t.gemm_s8_blocked = generic::GemmS8Blocked<neon_dotprod::GemmK>;
   t.gemm_s8_blocked_acc = generic::GemmS8BlockedAcc<neon_dotprod::GemmK>;
+  t.gemm_s8_blocked_gather = generic::GemmS8BlockedGather<neon_dotprod::GemmK>;
 }
 
 }  // namespace kernels

@@ -61,12 +61,32 @@ void GemmS8Blocked(int m, int n, int k, const int8_t* a, int lda, const float* a
   }
 }
 
+void GemmS8BlockedGather(int m, int n, int nblocks, const int32_t* block_idx, int k, const int8_t* a,
+                         int lda, const float* a_scales, const int8_t* w, const float* w_scales,
+                         const float* bias, float* c, int ldc) {
+  const int kp = RoundUp(k, 4);
+  for (int i = 0; i < m; ++i) {
+    for (int s = 0; s < nblocks; ++s) {
+      for (int j = 0; j < 8; ++j) {
+        const int r = 8 * block_idx[s] + j;
+        float y = 0.0f;
+        if (r < n) {
+          y = float(DotRow(a + size_t(i) * lda, w, kp, r)) * (a_scales[i] * w_scales[r]);
+          if (bias) y = y + bias[r];
+        }
+        c[size_t(i) * ldc + 8 * s + j] = y;
+      }
+    }
+  }
+}
+
 }  // namespace ref
 
 template <>
 void AddGemmKernels<IsaReference>(KernelTable& t) {
   t.gemm_s8_blocked = ref::GemmS8Blocked;
   t.gemm_s8_blocked_acc = ref::GemmS8BlockedAcc;
+  t.gemm_s8_blocked_gather = ref::GemmS8BlockedGather;
 }
 
 }  // namespace kernels

@@ -20,6 +20,9 @@ void GemmS8BlockedAcc(int m, int n, int k, const int8_t* a, int lda, const int8_
 void GemmS8Blocked(int m, int n, int k, const int8_t* a, int lda, const float* a_scales,
                    const int8_t* w, const float* w_scales, const float* bias, const float* residual,
                    int ldr, float* c, int ldc, Act act);
+void GemmS8BlockedGather(int m, int n, int nblocks, const int32_t* block_idx, int k, const int8_t* a,
+                         int lda, const float* a_scales, const int8_t* w, const float* w_scales,
+                         const float* bias, float* c, int ldc);
 // norm_reference.cc
 void LayerNorm(const float* x, int m, int d, const float* gamma, const float* beta, float eps,
                float* y);

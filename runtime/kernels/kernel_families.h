@@ -3,7 +3,8 @@
 // search), and each such file defines the function that puts its entries into a table:
 //   template <> void AddGemmKernels<IsaAvx2>(KernelTable& t) { t.gemm_s8_blocked = ...; }
 // dispatch.cc builds the tables from them; a table may take some families from another ISA
-// (e.g. "neon-dotprod" is "neon" with the dotprod GEMM, "avx-vnni" is "avx2" with its GEMM).
+// (e.g. "neon-dotprod" is "neon" with the dotprod GEMM, "avx-vnni" is "avx2" with its GEMM;
+// armv7's "neon" float families are the reference's).
 #pragma once
 
 #include "kernels.h"

@@ -1,8 +1,8 @@
 // AVX2 float operations for the generic kernels (generic/vec_math.h lists what they are): the
-// 8 lanes of one __m256, tails by vmaskmov. Included only by avx2/*.cc (compiled with -mavx2
-// -mfma -mf16c; FMA is never used: kernels.h contract) and by the other x86 ISA directories that
-// reuse them. Internal linkage only (anonymous namespace): no AVX2 code may leak into a COMDAT
-// symbol the linker could pick for code of another ISA.
+// 8 lanes of one __m256, tails by masked loads (vmaskmovps) and copied stores. Included only by
+// avx2/*.cc (compiled with -mavx2 -mfma -mf16c; FMA is never used: kernels.h contract) and by
+// the other x86 ISA directories that reuse them. Internal linkage only (anonymous namespace):
+// no AVX2 code may leak into a COMDAT symbol the linker could pick for code of another ISA.
 // (x86 SSE/AVX scalar and vector arithmetic share MXCSR, so rounding mode and denormal handling
 // are the same for the scalar reference and these kernels.)
 #pragma once
@@ -17,7 +17,7 @@ namespace kernels {
 namespace avx2 {
 namespace {
 
-// Lane mask for the first `count` (0..8) lanes, for maskload/maskstore.
+// Lane mask for the first `count` (0..8) lanes, for maskload.
 inline __m256i TailMask(int count) {
   const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), idx);
@@ -43,8 +43,17 @@ struct F8 {
   static V Load(const float* p) { return _mm256_loadu_ps(p); }
   static void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static V LoadPartial(const float* p, int count) { return _mm256_maskload_ps(p, TailMask(count)); }
-  static void StorePartial(float* p, int count, V v) { _mm256_maskstore_ps(p, TailMask(count), v); }
+  // Not vmaskmovps: masked stores are slow on AMD (Zen5: a softmax row of 9 took 40 ns with
+  // one, 17.5 ns with this copy; attention_bench). Masked loads are fine.
+  static void StorePartial(float* p, int count, V v) {
+    alignas(32) float t[8];
+    _mm256_store_ps(t, v);
+    for (int i = 0; i < count; ++i) p[i] = t[i];
+  }
   static V KeepFirst(V v, int count) { return _mm256_and_ps(v, _mm256_castsi256_ps(TailMask(count))); }
+  static V FirstOr(V v, int count, float f) {
+    return _mm256_blendv_ps(_mm256_set1_ps(f), v, _mm256_castsi256_ps(TailMask(count)));
+  }
 
   static V Add(V a, V b) { return _mm256_add_ps(a, b); }
   static V Sub(V a, V b) { return _mm256_sub_ps(a, b); }
@@ -81,7 +90,11 @@ struct F8 {
   }
   static V CvtInt(I i) { return _mm256_cvtepi32_ps(i); }
   static void StoreInt(int32_t* p, I v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-  static void StoreIntPartial(int32_t* p, int count, I v) { _mm256_maskstore_epi32(p, TailMask(count), v); }
+  static void StoreIntPartial(int32_t* p, int count, I v) {  // no masked store, as StorePartial
+    alignas(32) int32_t t[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(t), v);
+    for (int i = 0; i < count; ++i) p[i] = t[i];
+  }
 
   static A AccZero() { return _mm256_setzero_ps(); }
   static A AccAdd(A acc, V v) { return _mm256_add_ps(acc, v); }

@@ -20,10 +20,8 @@
 
 #include <cstddef>
 
-#include "avx2/avx2_ops.h"
+#include "avx2/avx2_gemm.h"
 #include "bits.h"
-#include "generic/activation.h"
-#include "generic/gemm_driver.h"
 #include "kernel_families.h"
 
 namespace mtlite {
@@ -196,15 +194,13 @@ inline void KernelX2Asm(int kg, const int8_t* a, int lda, const int8_t* w, ptrdi
 }
 #endif  // MTLITE_GEMM_ASM
 
-struct GemmK {
-  using Acc = __m256i;
+struct GemmK : GemmCommon {
   static constexpr int kMR = 4, kNR = 2;
   // Chunks of blocks whose weights (<= 128 KiB) stay in L2 while all rows of A pass over them
   // in 4-row x 2-block tiles; within a chunk, each 4-row panel of C is written contiguously.
   static constexpr size_t kChunkBytes = size_t(128) << 10;
   static constexpr int kGemvNR = 1;
   static constexpr size_t kStreamBytes = 0;
-  static constexpr bool kActSecondPass = true;
   // m <= 4 reads every weight once, in one row panel: when the weights do not fit in L2
   // (512 KiB here; e.g. the 8001-word output projection for 4 beams) the tiles prefetch the
   // next tile's blocks (+4% at n 8001 k 256). With several panels the chunk is re-read from
@@ -232,12 +228,6 @@ struct GemmK {
     static_assert(G == 1, "one block at a time");
     acc[0] = GemvBlock(kg, a, w[0]);
   }
-  static void Epilogue(const Acc& acc, float as, const float* ws, const float* bias, const float* res,
-                       float* out, int count, Act act) {
-    generic::Epilogue8<F8>(acc, as, ws, bias, res, out, count, act);
-  }
-  static void StoreAcc(const Acc& acc, int32_t* out, int count) { generic::StoreAcc8<F8>(acc, out, count); }
-  static void Activation(float* x, int n, Act act) { generic::Activation<F8>(x, n, act); }
 };
 
 }  // namespace
@@ -245,9 +235,7 @@ struct GemmK {
 
 template <>
 void AddGemmKernels<IsaAvx2>(KernelTable& t) {
-  t.gemm_s8_blocked = generic::GemmS8Blocked<avx2::GemmK>;
-  t.gemm_s8_blocked_acc = generic::GemmS8BlockedAcc<avx2::GemmK>;
-  t.gemm_s8_blocked_gather = generic::GemmS8BlockedGather<avx2::GemmK>;
+  generic::SetGemmEntries<avx2::GemmK>(t);
 }
 
 }  // namespace kernels

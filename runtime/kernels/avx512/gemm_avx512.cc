@@ -26,29 +26,21 @@
 // avxvnni/vnni_ymm.h (EVEX encoding). Measured on Zen5 with weights from DRAM (gemm_bench
 // stream/): the m = 1 zmm GEMV reaches ~85 % of the streaming read bandwidth, the ymm one ~95 %;
 // at m = 4 the 1-block zmm tile ~80 %, 4-block tiles or 1-block ymm tiles ~55-75 %.
+#include "avx512/avx512_ops.h"  // first: it sets diagnostics for <immintrin.h>
+
 #include <immintrin.h>
 
 #include <cstddef>
 
-#include "avx2/avx2_ops.h"
+#include "avx2/avx2_gemm.h"
 #include "avxvnni/vnni_ymm.h"
 #include "bits.h"
-#include "generic/activation.h"
-#include "generic/gemm_driver.h"
 #include "kernel_families.h"
-
-// GCC 12's AVX-512 intrinsics (vpermd, vextracti64x4 ...) pass _mm*_undefined_*() as the merge
-// source, which -Wmaybe-uninitialized reports at every use (GCC bug 105593, fixed in GCC 13).
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 namespace mtlite {
 namespace kernels {
 namespace avx512 {
 namespace {
-
-using avx2::F8;
 
 // dword 0 to lanes 0-7, dword 1 to lanes 8-15
 inline __m512i PairIndex() { return _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0); }
@@ -85,35 +77,25 @@ inline void TileZmm(int kg, const int8_t* a, int lda, const int8_t* const* w, __
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) s[i][j] = _mm512_setzero_si512();
   }
+  // one step over k pair p, or over the last group alone (odd kg)
+  auto step = [&](int p, bool last) __attribute__((always_inline)) {
+    __m512i wv[NR];
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) {
+      wv[j] = last ? WeightLast(w[j] + size_t(p) * 64) : WeightPair(w[j] + size_t(p) * 64);
+      corr[j] = _mm512_dpbusd_epi32(corr[j], x80, wv[j]);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const int8_t* ap = a + size_t(i) * lda + size_t(p) * 8;
+      const __m512i av = last ? ActLast(ap, idx, x80) : ActPair(ap, idx, x80);
+#pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) s[i][j] = _mm512_dpbusd_epi32(s[i][j], av, wv[j]);
+    }
+  };
   const int pairs = kg / 2;
-  for (int p = 0; p < pairs; ++p) {
-    __m512i wv[NR];
-#pragma GCC unroll 8
-    for (int j = 0; j < NR; ++j) {
-      wv[j] = WeightPair(w[j] + size_t(p) * 64);
-      corr[j] = _mm512_dpbusd_epi32(corr[j], x80, wv[j]);
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const __m512i av = ActPair(a + size_t(i) * lda + size_t(p) * 8, idx, x80);
-#pragma GCC unroll 8
-      for (int j = 0; j < NR; ++j) s[i][j] = _mm512_dpbusd_epi32(s[i][j], av, wv[j]);
-    }
-  }
-  if (kg & 1) {
-    __m512i wv[NR];
-#pragma GCC unroll 8
-    for (int j = 0; j < NR; ++j) {
-      wv[j] = WeightLast(w[j] + size_t(pairs) * 64);
-      corr[j] = _mm512_dpbusd_epi32(corr[j], x80, wv[j]);
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const __m512i av = ActLast(a + size_t(i) * lda + size_t(pairs) * 8, idx, x80);
-#pragma GCC unroll 8
-      for (int j = 0; j < NR; ++j) s[i][j] = _mm512_dpbusd_epi32(s[i][j], av, wv[j]);
-    }
-  }
+  for (int p = 0; p < pairs; ++p) step(p, false);
+  if (kg & 1) step(pairs, true);
 #pragma GCC unroll 8
   for (int j = 0; j < NR; ++j) {
     const __m256i c = Fold(corr[j]);
@@ -155,12 +137,10 @@ struct EvexDot {
 };
 using Ymm = VnniYmm<EvexDot>;
 
-struct GemmK {
-  using Acc = __m256i;
+struct GemmK : avx2::GemmCommon {
   static constexpr int kMR = 4, kNR = 3, kGemvNR = 1;
   static constexpr size_t kChunkBytes = size_t(256) << 10;
   static constexpr size_t kStreamBytes = size_t(8) << 20;
-  static constexpr bool kActSecondPass = true;
   static bool Prefetch(int, int, size_t) { return false; }
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
@@ -180,12 +160,6 @@ struct GemmK {
     static_assert(G == 1, "one block at a time");
     acc[0] = stream ? Ymm::GemvBlock(kg, a, w[0]) : GemvZmm(kg, a, w[0]);
   }
-  static void Epilogue(const Acc& acc, float as, const float* ws, const float* bias, const float* res,
-                       float* out, int count, Act act) {
-    generic::Epilogue8<F8>(acc, as, ws, bias, res, out, count, act);
-  }
-  static void StoreAcc(const Acc& acc, int32_t* out, int count) { generic::StoreAcc8<F8>(acc, out, count); }
-  static void Activation(float* x, int n, Act act) { generic::Activation<F8>(x, n, act); }
 };
 
 }  // namespace
@@ -193,9 +167,7 @@ struct GemmK {
 
 template <>
 void AddGemmKernels<IsaAvx512>(KernelTable& t) {
-  t.gemm_s8_blocked = generic::GemmS8Blocked<avx512::GemmK>;
-  t.gemm_s8_blocked_acc = generic::GemmS8BlockedAcc<avx512::GemmK>;
-  t.gemm_s8_blocked_gather = generic::GemmS8BlockedGather<avx512::GemmK>;
+  generic::SetGemmEntries<avx512::GemmK>(t);
 }
 
 }  // namespace kernels

@@ -9,10 +9,8 @@
 
 #include <cstddef>
 
-#include "avx2/avx2_ops.h"
+#include "avx2/avx2_gemm.h"
 #include "avxvnni/vnni_ymm.h"
-#include "generic/activation.h"
-#include "generic/gemm_driver.h"
 #include "kernel_families.h"
 
 namespace mtlite {
@@ -20,19 +18,15 @@ namespace kernels {
 namespace avxvnni {
 namespace {
 
-using avx2::F8;
-
 struct VexDot {
   static __m256i Dot(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_avx_epi32(acc, u, s); }
 };
 using Ymm = VnniYmm<VexDot>;
 
-struct GemmK {
-  using Acc = __m256i;
+struct GemmK : avx2::GemmCommon {
   static constexpr int kMR = 4, kNR = 2, kGemvNR = 1;
   static constexpr size_t kChunkBytes = size_t(128) << 10;
   static constexpr size_t kStreamBytes = size_t(8) << 20;
-  static constexpr bool kActSecondPass = true;
   static bool Prefetch(int, int, size_t) { return false; }
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
@@ -52,12 +46,6 @@ struct GemmK {
     static_assert(G == 1, "one block at a time");
     acc[0] = Ymm::GemvBlock(kg, a, w[0]);
   }
-  static void Epilogue(const Acc& acc, float as, const float* ws, const float* bias, const float* res,
-                       float* out, int count, Act act) {
-    generic::Epilogue8<F8>(acc, as, ws, bias, res, out, count, act);
-  }
-  static void StoreAcc(const Acc& acc, int32_t* out, int count) { generic::StoreAcc8<F8>(acc, out, count); }
-  static void Activation(float* x, int n, Act act) { generic::Activation<F8>(x, n, act); }
 };
 
 }  // namespace
@@ -65,9 +53,7 @@ struct GemmK {
 
 template <>
 void AddGemmKernels<IsaAvxVnni>(KernelTable& t) {
-  t.gemm_s8_blocked = generic::GemmS8Blocked<avxvnni::GemmK>;
-  t.gemm_s8_blocked_acc = generic::GemmS8BlockedAcc<avxvnni::GemmK>;
-  t.gemm_s8_blocked_gather = generic::GemmS8BlockedGather<avxvnni::GemmK>;
+  generic::SetGemmEntries<avxvnni::GemmK>(t);
 }
 
 }  // namespace kernels

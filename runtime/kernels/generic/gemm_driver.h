@@ -108,6 +108,19 @@ inline void GemvPanel(int kg, const int8_t* a, const Blocks& blocks, int s, int 
   for (int j = 0; j < G; ++j) epi(0, s + j, acc[j]);
 }
 
+// m == 1, all blocks. Out of line: inside RunGemm the GEMV loop got a worse register
+// allocation (a loop bound reloaded from the stack, accumulator copies; -25 % at m = 1 in cache).
+template <class K, class Blocks, class Epi>
+__attribute__((noinline)) void RunGemv(int nb, int kg, const int8_t* a, const Blocks& blocks, bool stream,
+                                       const Epi& epi) {
+  constexpr int G = K::kGemvNR;
+  int s = 0;
+  for (; s + G <= nb; s += G) GemvPanel<K, G>(kg, a, blocks, s, nb, stream, epi);
+  if constexpr (G > 1) {
+    for (; s < nb; ++s) GemvPanel<K, 1>(kg, a, blocks, s, nb, stream, epi);
+  }
+}
+
 // Streaming mode: all m (<= kMR) rows against one block at a time.
 template <class K, int MR, class Blocks, class Epi>
 inline void StreamRows(int mr, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks,
@@ -134,12 +147,7 @@ void RunGemm(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& bloc
   const bool stream = K::kStreamBytes > 0 && m <= K::kMR && size_t(nb) * bs >= K::kStreamBytes;
   if constexpr (K::kGemvNR > 0) {
     if (m == 1) {
-      constexpr int G = K::kGemvNR;
-      int s = 0;
-      for (; s + G <= nb; s += G) GemvPanel<K, G>(kg, a, blocks, s, nb, stream, epi);
-      if constexpr (G > 1) {
-        for (; s < nb; ++s) GemvPanel<K, 1>(kg, a, blocks, s, nb, stream, epi);
-      }
+      RunGemv<K>(nb, kg, a, blocks, stream, epi);
       return;
     }
   }
@@ -272,6 +280,14 @@ void GemmS8BlockedAcc(int m, int n, int k, const int8_t* a, int lda, const int8_
   const int kg = (k + 3) / 4;
   RunGemm<K>(m, (n + 7) / 8, kg, a, lda, ContiguousBlocks{w, size_t(kg) * 32},
              AccOutput<K>{n, acc, ldacc});
+}
+
+// The GEMM entries of a table, for micro-kernel K.
+template <class K>
+void SetGemmEntries(KernelTable& t) {
+  t.gemm_s8_blocked = GemmS8Blocked<K>;
+  t.gemm_s8_blocked_acc = GemmS8BlockedAcc<K>;
+  t.gemm_s8_blocked_gather = GemmS8BlockedGather<K>;
 }
 
 }  // namespace generic

@@ -17,8 +17,8 @@ float MaxSumExp(const float* x, int n, float* max_out) {
   const int nw = n - n % W, rest = n - nw;
   auto mv = D::Set(ninf);
   for (int j = 0; j < nw; j += W) mv = D::MaxGt(D::Load(x + j), mv);  // skips NaN in x
-  float mx = D::HMax(mv);
-  for (int j = nw; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
+  if (rest) mv = D::MaxGt(D::FirstOr(D::LoadPartial(x + nw, rest), rest, ninf), mv);
+  const float mx = D::HMax(mv);
   *max_out = mx;
   if (mx == ninf) return 0.0f;
   const auto vmx = D::Set(mx);

@@ -6,7 +6,8 @@
 // D, the float operations of one ISA (a struct of static functions; e.g. avx2/avx2_ops.h):
 //   V (kW float lanes), M (a lane mask), I (kW int32 lanes), A (an 8-lane sum accumulator);
 //   Set(f), Load(p), Store(p, v), LoadPartial(p, count) (lanes >= count are +0; reads only
-//   p[0..count)), StorePartial(p, count, v), KeepFirst(v, count) (lanes >= count -> +0);
+//   p[0..count)), StorePartial(p, count, v), KeepFirst(v, count) (lanes >= count -> +0),
+//   FirstOr(v, count, f) (lanes >= count -> f);
 //   Add, Sub, Mul, Div, Neg; MaxGt(a, b) = a > b ? a : b (per lane, so NaN in a is skipped);
 //   Gt(a, b), NotGt(a, b) (true for NaN), Eq(a, b), IsNaN(a) -> M; OrMask(m, m), AnyTrue(m),
 //   FirstTrue(m) (index of the first true lane, -1 if none); Select(m, a, b) = m ? a : b;

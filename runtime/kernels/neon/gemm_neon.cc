@@ -114,9 +114,7 @@ struct GemmK : GemmCommon {
 
 template <>
 void AddGemmKernels<IsaNeon>(KernelTable& t) {
-  t.gemm_s8_blocked = generic::GemmS8Blocked<neon::GemmK>;
-  t.gemm_s8_blocked_acc = generic::GemmS8BlockedAcc<neon::GemmK>;
-  t.gemm_s8_blocked_gather = generic::GemmS8BlockedGather<neon::GemmK>;
+  generic::SetGemmEntries<neon::GemmK>(t);
 }
 
 }  // namespace kernels

@@ -68,6 +68,12 @@ struct F8 {
             vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(v.hi), m.hi))};
   }
   static V KeepFirst(V v, int count) { return KeepWhere(v, FirstLanes(count)); }
+#if defined(__aarch64__)
+  static V FirstOr(V v, int count, float f) {
+    const M m = FirstLanes(count);
+    return {vbslq_f32(m.lo, v.lo, vdupq_n_f32(f)), vbslq_f32(m.hi, v.hi, vdupq_n_f32(f))};
+  }
+#endif
 
   static V Mul(V a, V b) { return {vmulq_f32(a.lo, b.lo), vmulq_f32(a.hi, b.hi)}; }
 

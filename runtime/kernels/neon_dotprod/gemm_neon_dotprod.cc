@@ -141,9 +141,7 @@ struct GemmK : neon::GemmCommon {
 
 template <>
 void AddGemmKernels<IsaNeonDotProd>(KernelTable& t) {
-  t.gemm_s8_blocked = generic::GemmS8Blocked<neon_dotprod::GemmK>;
-  t.gemm_s8_blocked_acc = generic::GemmS8BlockedAcc<neon_dotprod::GemmK>;
-  t.gemm_s8_blocked_gather = generic::GemmS8BlockedGather<neon_dotprod::GemmK>;
+  generic::SetGemmEntries<neon_dotprod::GemmK>(t);
 }
 
 }  // namespace kernels

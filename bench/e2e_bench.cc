@@ -2,12 +2,13 @@
 // benchmark::benchmark like every bench/*_bench.cc, but it does not use Google Benchmark).
 //
 //   e2e_bench -m model.mtlite --input FILE --output FILE [--batch N] [--beam N] [--threads N]
-//             [--max-length N] [--repeat R] [--no-warmup] [--ids-output FILE]
-//   e2e_bench -m model.mtlite --roofline [--bw-reps N]
+//             [--max-length N] [--repeat R] [--no-warmup] [--ids-output FILE] [--profile]
+//   e2e_bench -m model.mtlite --roofline [--bw-reps N] [--bw-mib N]
 //
 // Translate mode: one Model::Load, one Translator::Create with limits from the flags, then every
 // input line is translated with TranslateViews in calls of --batch lines, --repeat times (after one
-// untimed warm-up call on the first batch unless --no-warmup). Prints one JSON object on stdout:
+// untimed warm-up call on the first batch unless --no-warmup); --profile turns the profiler on
+// (TranslatorLimits::profiling, TranslateOptions::profile). Prints one JSON object on stdout:
 //   total_s            median over the repetitions of the summed TranslateViews wall time
 //                      (text in -> text out, tokenizer included; model load excluded)
 //   total_s_runs       every repetition's total
@@ -23,9 +24,7 @@
 //
 // Roofline mode: bytes of weights a batch-1 decoder step streams (per tensor group, from the
 // loaded model's own tensors), and single-thread read bandwidth measured over buffers of several
-// sizes (L2, L3, DRAM resident), as one JSON object.
-#include <sys/resource.h>
-
+// sizes (L2, L3, DRAM resident: --bw-mib, default 256 MiB), as one JSON object.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -38,7 +37,12 @@
 #include <string_view>
 #include <vector>
 
+#include "args.h"
+#include "commands.h"
+#include "json_writer.h"
 #include "kernels.h"
+#include "marian_layout.h"
+#include "measure.h"
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
 
@@ -46,143 +50,34 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Args {
-  std::string model, input, output, ids_output;
-  int batch = 1, beam = 1, threads = 1, max_length = 256, repeat = 1, max_source_tokens = 256;
-  int bw_reps = 5;
-  bool warmup = true, roofline = false;
+struct Args : mtlite::cli::TranslationArgs {
+  std::string input, output, ids_output;
+  int repeat = 1, bw_reps = 5, bw_mib = 256;
+  bool no_warmup = false, roofline = false, profile = false;
 };
 
-int Usage() {
-  std::fprintf(stderr,
-               "usage: e2e_bench -m model.mtlite --input FILE --output FILE [--batch N] [--beam N]\n"
-               "                 [--threads N] [--max-length N] [--max-source-tokens N] [--repeat R]\n"
-               "                 [--no-warmup] [--ids-output FILE]\n"
-               "       e2e_bench -m model.mtlite --roofline [--bw-reps N]\n");
-  return 2;
-}
-
-bool ParseInt(const char* s, int lo, int hi, int* out) {
-  char* end = nullptr;
-  long v = std::strtol(s, &end, 10);
-  if (!s[0] || *end || v < lo || v > hi) return false;
-  *out = int(v);
-  return true;
-}
-
+// -1: go on; otherwise the exit code (help printed: 0, bad arguments: 2).
 int ParseArgs(int argc, char** argv, Args* a) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    auto val = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "e2e_bench: %s needs a value\n", k.c_str());
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    auto int_opt = [&](int lo, int hi, int* out) {
-      const char* v = val();
-      if (!v) return false;
-      if (!ParseInt(v, lo, hi, out)) {
-        std::fprintf(stderr, "e2e_bench: %s must be an integer in [%d, %d], got '%s'\n", k.c_str(), lo, hi, v);
-        return false;
-      }
-      return true;
-    };
-    auto str_opt = [&](std::string* out) {
-      const char* v = val();
-      if (!v) return false;
-      *out = v;
-      return true;
-    };
-    bool ok = true;
-    if (k == "-m" || k == "--model") ok = str_opt(&a->model);
-    else if (k == "--input") ok = str_opt(&a->input);
-    else if (k == "--output") ok = str_opt(&a->output);
-    else if (k == "--ids-output") ok = str_opt(&a->ids_output);
-    else if (k == "--batch") ok = int_opt(1, 4096, &a->batch);
-    else if (k == "--beam") ok = int_opt(1, 64, &a->beam);
-    else if (k == "--threads") ok = int_opt(1, 256, &a->threads);
-    else if (k == "--max-length") ok = int_opt(1, 65536, &a->max_length);
-    else if (k == "--max-source-tokens") ok = int_opt(1, 65536, &a->max_source_tokens);
-    else if (k == "--repeat") ok = int_opt(1, 1000, &a->repeat);
-    else if (k == "--bw-reps") ok = int_opt(1, 1000, &a->bw_reps);
-    else if (k == "--no-warmup") a->warmup = false;
-    else if (k == "--roofline") a->roofline = true;
-    else if (k == "-h" || k == "--help") return Usage(), 1;
-    else {
-      std::fprintf(stderr, "e2e_bench: unknown argument '%s'\n", k.c_str());
-      return Usage();
-    }
-    if (!ok) return 2;
-  }
-  if (a->model.empty()) {
-    std::fprintf(stderr, "e2e_bench: -m model.mtlite is required\n");
-    return Usage();
-  }
-  if (!a->roofline && (a->input.empty() || a->output.empty())) {
-    std::fprintf(stderr, "e2e_bench: --input and --output are required\n");
-    return Usage();
-  }
-  return 0;
-}
-
-// numpy.percentile(..., interpolation="linear")
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = p / 100.0 * double(v.size() - 1);
-  const size_t lo = size_t(pos);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
-}
-
-long StatusKb(const char* key) {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (!f) return -1;
-  char line[256];
-  long kb = -1;
-  const size_t n = std::strlen(key);
-  while (std::fgets(line, sizeof line, f)) {
-    if (std::strncmp(line, key, n) == 0 && line[n] == ':') {
-      kb = std::strtol(line + n + 1, nullptr, 10);
-      break;
-    }
-  }
-  std::fclose(f);
-  return kb;
-}
-
-long MaxRssKb() {
-  struct rusage ru;
-  if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
-  return ru.ru_maxrss;
-}
-
-std::string JsonString(std::string_view s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += char(c);
-    } else if (c < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else {
-      o += char(c);
-    }
-  }
-  return o + "\"";
-}
-
-const char* WeightTypeName(mtlite::WeightType t) {
-  switch (t) {
-    case mtlite::WeightType::kF32: return "fp32";
-    case mtlite::WeightType::kF16: return "fp16";
-    case mtlite::WeightType::kInt8: return "int8";
-  }
-  return "?";
+  mtlite::cli::ArgParser p("e2e_bench",
+                           "Translate mode (--input/--output): times TranslateViews over every input line and\n"
+                           "prints one JSON object. Roofline mode (--roofline): decoder-step weight bytes and\n"
+                           "single-thread read bandwidth, as JSON.");
+  mtlite::cli::AddTranslationOptions(&p, a, 4096);
+  p.String("--input", "FILE", &a->input, "source sentences, one per line (translate mode)");
+  p.String("--output", "FILE", &a->output, "translations of the last repetition (translate mode)");
+  p.String("--ids-output", "FILE", &a->ids_output, "target ids of the last repetition");
+  p.Int("--repeat", "R", 1, 1000, &a->repeat, "timed repetitions");
+  p.Int("--bw-reps", "N", 1, 1000, &a->bw_reps, "bandwidth passes per buffer size (roofline mode)");
+  p.Int("--bw-mib", "N", 16, 65536, &a->bw_mib, "the largest (DRAM) buffer in MiB (roofline mode; >> L3)");
+  p.Flag("--no-warmup", &a->no_warmup, "no untimed warm-up call");
+  p.Flag("--roofline", &a->roofline, "roofline mode");
+  p.Flag("--profile", &a->profile, "translate with the profiler on (its overhead: bench/profile_overhead.py)");
+  p.Check([a] {
+    return a->roofline || (!a->input.empty() && !a->output.empty()) ? std::string()
+                                                                     : "--input and --output are required";
+  });
+  const mtlite::cli::ParseResult r = p.Parse(argc, argv);
+  return r.ok() ? -1 : mtlite::cli::PrintParseResult(r, "e2e_bench");
 }
 
 bool HasNonSpace(const std::string& s) {
@@ -207,32 +102,6 @@ size_t WeightBytes(const mtlite::detail::WeightView& w) {
 size_t VecBytes(const mtlite::detail::VectorView& v) { return v.data ? size_t(v.size) * sizeof(float) : 0; }
 size_t LnBytes(const mtlite::detail::LayerNormView& l) { return VecBytes(l.gamma) + VecBytes(l.beta); }
 
-// Single-thread read bandwidth over `bytes` (GB/s, best of `reps` passes after one warm pass).
-double ReadBandwidth(size_t bytes, int reps) {
-  const size_t n = bytes / sizeof(uint64_t);
-  std::vector<uint64_t> buf(n);
-  for (size_t i = 0; i < n; ++i) buf[i] = i * 0x9E3779B97F4A7C15ull;
-  // Enough passes per timing that each lasts >= ~20 ms.
-  const int passes = int(std::max<size_t>(1, (size_t(64) << 20) / bytes));
-  double best = 0;
-  volatile uint64_t sink = 0;
-  for (int r = 0; r <= reps; ++r) {
-    const auto t0 = Clock::now();
-    uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-    for (int p = 0; p < passes; ++p) {
-      const uint64_t* b = buf.data();
-      for (size_t i = 0; i + 8 <= n; i += 8) {
-        a0 += b[i]; a1 += b[i + 1]; a2 += b[i + 2]; a3 += b[i + 3];
-        a4 += b[i + 4]; a5 += b[i + 5]; a6 += b[i + 6]; a7 += b[i + 7];
-      }
-    }
-    sink = sink + (a0 ^ a1 ^ a2 ^ a3 ^ a4 ^ a5 ^ a6 ^ a7);
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (r > 0) best = std::max(best, double(bytes) * passes / s * 1e-9);
-  }
-  return best;
-}
-
 int Roofline(const Args& a, const mtlite::Model& model) {
   const auto& md = model.data();
   size_t self_attn = 0, cross_q_o = 0, cross_kv = 0, ffn = 0, norms_bias = 0;
@@ -254,23 +123,20 @@ int Roofline(const Args& a, const mtlite::Model& model) {
     encoder += WeightBytes(L.self_attn.q) + WeightBytes(L.self_attn.k) + WeightBytes(L.self_attn.v) +
                WeightBytes(L.self_attn.o) + WeightBytes(L.fc1) + WeightBytes(L.fc2);
   const auto& c = md.config;
-  std::printf("{\"model\": %s, \"weight_type\": \"%s\", \"kernels\": \"%s\",\n", JsonString(a.model).c_str(),
-              WeightTypeName(c.weight_type), mtlite::kernels::BestKernels().name);
-  std::printf(" \"d_model\": %d, \"decoder_layers\": %d, \"target_vocab\": %d, \"decoder_ffn\": %d,\n", c.d_model,
-              c.decoder_layers, c.target_vocab_size, c.decoder_ffn_dim);
-  std::printf(" \"decoder_step_bytes\": {\"self_attn_qkvo\": %zu, \"cross_attn_q_o\": %zu, \"ffn\": %zu, "
-              "\"biases_norms\": %zu, \"output_projection\": %zu, \"total\": %zu},\n",
-              self_attn, cross_q_o, ffn, norms_bias, out_proj, per_token);
-  std::printf(" \"per_sentence_bytes\": {\"cross_attn_kv\": %zu, \"encoder_matrices\": %zu},\n", cross_kv, encoder);
-  std::printf(" \"read_bandwidth_gbs\": {");
-  const size_t sizes[] = {size_t(256) << 10, size_t(4) << 20, size_t(16) << 20, size_t(256) << 20};
-  const char* names[] = {"256KiB", "4MiB", "16MiB", "256MiB"};
-  for (int i = 0; i < 4; ++i) {
-    const double gbs = ReadBandwidth(sizes[i], a.bw_reps);
-    std::printf("%s\"%s\": %.2f", i ? ", " : "", names[i], gbs);
-    std::fflush(stdout);
-  }
-  std::printf("}}\n");
+  mtlite::cli::JsonWriter w;
+  w.BeginObject().Key("model").String(a.model).Key("weight_type").String(mtlite::layout::QuantizationName(c.weight_type));
+  w.Key("kernels").String(mtlite::kernels::BestKernels().name).Key("d_model").Int(c.d_model);
+  w.Key("decoder_layers").Int(c.decoder_layers).Key("target_vocab").Int(c.target_vocab_size);
+  w.Key("decoder_ffn").Int(c.decoder_ffn_dim).Key("decoder_step_bytes").BeginObject(mtlite::cli::JsonWriter::kInline);
+  w.Key("self_attn_qkvo").Uint(self_attn).Key("cross_attn_q_o").Uint(cross_q_o).Key("ffn").Uint(ffn);
+  w.Key("biases_norms").Uint(norms_bias).Key("output_projection").Uint(out_proj).Key("total").Uint(per_token);
+  w.EndObject().Key("per_sentence_bytes").BeginObject(mtlite::cli::JsonWriter::kInline);
+  w.Key("cross_attn_kv").Uint(cross_kv).Key("encoder_matrices").Uint(encoder).EndObject();
+  w.Key("read_bandwidth_gbs").BeginObject(mtlite::cli::JsonWriter::kInline);
+  const size_t sizes[] = {size_t(256) << 10, size_t(4) << 20, size_t(16) << 20, size_t(a.bw_mib) << 20};
+  const std::string names[] = {"256KiB", "4MiB", "16MiB", std::to_string(a.bw_mib) + "MiB"};
+  for (int i = 0; i < 4; ++i) w.Key(names[i]).Fixed(mtlite::cli::ReadBandwidthGBs(sizes[i], a.bw_reps), 2);
+  std::printf("%s\n", w.EndObject().EndObject().str().c_str());
   return 0;
 }
 
@@ -278,7 +144,7 @@ int Roofline(const Args& a, const mtlite::Model& model) {
 
 int main(int argc, char** argv) {
   Args a;
-  if (int rc = ParseArgs(argc, argv, &a)) return rc == 1 ? 0 : rc;
+  if (const int rc = ParseArgs(argc, argv, &a); rc >= 0) return rc;
 
   const auto tl0 = Clock::now();
   auto model = mtlite::Model::Load(a.model);
@@ -310,18 +176,9 @@ int main(int argc, char** argv) {
   for (const auto& l : lines) max_bytes = std::max(max_bytes, l.size());
 
   const mtlite::ModelConfig& cfg = model.value()->config();
-  mtlite::TranslatorLimits lim;
-  lim.max_batch = a.batch;
-  lim.max_beam = a.beam;
-  lim.max_n_best = 1;
-  lim.max_target_tokens = a.max_length;
-  lim.max_source_tokens = a.max_source_tokens;
-  if (cfg.positions_stored) {
-    lim.max_target_tokens = std::min(lim.max_target_tokens, cfg.max_positions);
-    lim.max_source_tokens = std::min(lim.max_source_tokens, cfg.max_positions);
-  }
+  mtlite::TranslatorLimits lim = mtlite::cli::TranslationLimits(a, cfg);
   lim.max_input_bytes = int(std::min<size_t>(max_bytes, size_t(1) << 24));
-  lim.num_threads = a.threads;
+  lim.profiling = a.profile;
   const auto tc0 = Clock::now();
   auto tr = mtlite::Translator::Create(model.value(), lim);
   if (!tr.ok()) {
@@ -330,12 +187,13 @@ int main(int argc, char** argv) {
   }
   const double create_s = std::chrono::duration<double>(Clock::now() - tc0).count();
   mtlite::Translator& translator = *tr.value();
-  const long rss_after_create_kb = StatusKb("VmRSS");
+  const long rss_after_create_kb = mtlite::cli::ProcStatusKb("VmRSS");
 
   mtlite::TranslateOptions opt;
   opt.beam_size = a.beam;
   opt.max_length = lim.max_target_tokens;
   opt.n_best = 1;
+  opt.profile = a.profile;
 
   const size_t n = lines.size();
   const size_t bsz = size_t(a.batch);
@@ -344,7 +202,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "e2e_bench: lines %zu..%zu: %s\n", i0 + 1, std::min(n, i0 + bsz), s.ToString().c_str());
     return 1;
   };
-  if (a.warmup) {
+  if (!a.no_warmup) {
     const mtlite::SentenceResultView* res = nullptr;
     mtlite::Status s = translator.TranslateViews(views.data(), std::min(n, bsz), opt, &res);
     if (!s.ok()) return fail(0, s);
@@ -405,29 +263,25 @@ int main(int argc, char** argv) {
     }
   }
 
-  const double total_s = Percentile(run_totals, 50);
-  std::string runs;
-  for (size_t i = 0; i < run_totals.size(); ++i) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%s%.6f", i ? ", " : "", run_totals[i]);
-    runs += b;
-  }
-  std::printf("{\"engine\": \"mtlite\", \"model\": %s, \"weight_type\": \"%s\", \"kernels\": \"%s\",\n",
-              JsonString(a.model).c_str(), WeightTypeName(cfg.weight_type), mtlite::kernels::BestKernels().name);
-  std::printf(" \"batch\": %d, \"beam\": %d, \"threads\": %d, \"max_length\": %d, \"repeat\": %d, "
-              "\"warmup\": %s,\n",
-              a.batch, a.beam, a.threads, opt.max_length, a.repeat, a.warmup ? "true" : "false");
-  std::printf(" \"sentences\": %zu, \"calls_per_run\": %zu, \"target_tokens\": %lld,\n", n, (n + bsz - 1) / bsz,
-              target_tokens);
-  std::printf(" \"total_s\": %.6f, \"total_s_runs\": [%s],\n", total_s, runs.c_str());
-  std::printf(" \"sentences_per_s\": %.3f, \"target_tokens_per_s\": %.3f,\n", double(n) / total_s,
-              double(target_tokens) / total_s);
-  std::printf(" \"latency_p50_ms\": %.4f, \"latency_p90_ms\": %.4f, \"latency_max_ms\": %.4f,\n",
-              Percentile(latencies, 50) * 1e3, Percentile(latencies, 90) * 1e3,
-              *std::max_element(latencies.begin(), latencies.end()) * 1e3);
-  std::printf(" \"load_s\": %.6f, \"create_s\": %.6f, \"arena_bytes\": %zu, \"model_file_bytes\": %zu,\n", load_s,
-              create_s, translator.arena_bytes(), model.value()->file_size());
-  std::printf(" \"rss_after_create_kb\": %ld, \"ru_maxrss_kb\": %ld, \"vm_hwm_kb\": %ld, \"deterministic\": %s}\n",
-              rss_after_create_kb, MaxRssKb(), StatusKb("VmHWM"), deterministic ? "true" : "false");
+  const double total_s = mtlite::cli::Percentile(run_totals, 50);
+  mtlite::cli::JsonWriter w;
+  w.BeginObject().Key("engine").String("mtlite").Key("model").String(a.model);
+  w.Key("weight_type").String(mtlite::layout::QuantizationName(cfg.weight_type));
+  w.Key("kernels").String(mtlite::kernels::BestKernels().name);
+  w.Key("batch").Int(a.batch).Key("beam").Int(a.beam).Key("threads").Int(a.threads);
+  w.Key("max_length").Int(opt.max_length).Key("repeat").Int(a.repeat).Key("warmup").Bool(!a.no_warmup);
+  w.Key("profile").Bool(a.profile);
+  w.Key("sentences").Uint(n).Key("calls_per_run").Uint((n + bsz - 1) / bsz).Key("target_tokens").Int(target_tokens);
+  w.Key("total_s").Fixed(total_s, 6).Key("total_s_runs").BeginArray(mtlite::cli::JsonWriter::kInline);
+  for (double t : run_totals) w.Fixed(t, 6);
+  w.EndArray().Key("sentences_per_s").Fixed(double(n) / total_s, 3);
+  w.Key("target_tokens_per_s").Fixed(double(target_tokens) / total_s, 3);
+  w.Key("latency_p50_ms").Fixed(mtlite::cli::Percentile(latencies, 50) * 1e3, 4);
+  w.Key("latency_p90_ms").Fixed(mtlite::cli::Percentile(latencies, 90) * 1e3, 4);
+  w.Key("latency_max_ms").Fixed(*std::max_element(latencies.begin(), latencies.end()) * 1e3, 4);
+  w.Key("load_s").Fixed(load_s, 6).Key("create_s").Fixed(create_s, 6).Key("arena_bytes").Uint(translator.arena_bytes());
+  w.Key("model_file_bytes").Uint(model.value()->file_size()).Key("rss_after_create_kb").Int(rss_after_create_kb);
+  w.Key("ru_maxrss_kb").Int(mtlite::cli::MaxRssKb()).Key("vm_hwm_kb").Int(mtlite::cli::ProcStatusKb("VmHWM")).Key("deterministic").Bool(deterministic);
+  std::printf("%s\n", w.EndObject().str().c_str());
   return deterministic ? 0 : 3;
 }

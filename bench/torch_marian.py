@@ -32,6 +32,11 @@ CLI (same JSON fields as bench/e2e_bench):
   torch_marian.py --variant fp32|int8 --input FILE --output FILE [--batch N] [--beam N]
                   [--threads N] [--max-length N] [--repeat R] [--no-warmup] [--ids-output FILE]
                   [--model-dir models/marian-en-de-tiny]
+  --configs 1:1:8,16:4 instead of --batch/--beam runs several configurations on one loaded model
+  (model load and quantization paid once; bench/run_shapes.py), one JSON line each, outputs to
+  --output / --ids-output patterns with {batch} and {beam}. Any HF MarianMT checkpoint directory
+  with a shared vocabulary and tied output projection loads (e.g. make_random_checkpoint.py
+  presets demo, tiny32k, base).
 """
 import argparse
 import io
@@ -471,15 +476,100 @@ def loaded_libs(pattern):
     return sorted(libs)
 
 
+def parse_configs(s):
+    """'1:1:8,16:4' -> [(batch, beam, sentences or 0 = all), ...]"""
+    out = []
+    try:
+        for part in s.split(","):
+            v = [int(x) for x in part.split(":")]
+            if len(v) not in (2, 3):
+                raise ValueError
+            out.append((v[0], v[1], v[2] if len(v) == 3 else 0))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected BATCH:BEAM[:SENTENCES][,...], got '{s}'")
+    if not out or min(min(c[:2]) for c in out) < 1 or min(c[2] for c in out) < 0:
+        raise argparse.ArgumentTypeError(f"batch and beam must be >= 1, sentences >= 0 in '{s}'")
+    return out
+
+
+def run_config(a, model, tok, gen, lines, batch, beam, max_new, max_pos):
+    """One (batch, beam) configuration: warm-up, --repeat timed passes; returns (result dict,
+    texts, ids) of the last pass."""
+    n = len(lines)
+
+    def translate(chunk):
+        srcs = [tok.encode(l) for l in chunk]
+        for s in srcs:
+            if len(s) > max_pos:
+                raise ValueError(f"source of {len(s)} tokens exceeds max_position_embeddings {max_pos}")
+        if beam == 1:
+            res = gen.greedy(srcs, max_new)
+        else:
+            res = gen.beam(srcs, beam, max_new)
+        return [(tok.decode(ids), ids, ntok) for ids, ntok in res]
+
+    with torch.inference_mode():
+        if not a.no_warmup:
+            translate(lines[:batch])
+        totals, lat = [], []
+        texts = ids = None
+        first = None
+        tokens = 0
+        for r in range(a.repeat):
+            tot = 0.0
+            tokens = 0
+            out = []
+            for i0 in range(0, n, batch):
+                chunk = lines[i0:i0 + batch]
+                t1 = time.perf_counter()
+                res = translate(chunk)
+                dt = time.perf_counter() - t1
+                tot += dt
+                lat.append(dt)
+                out += res
+                tokens += sum(nt for _, _, nt in res)
+            totals.append(tot)
+            texts = [t for t, _, _ in out]
+            ids = [i for _, i, _ in out]
+            if first is None:
+                first = texts
+    total_s = percentile(totals, 50)
+    res = {
+        "batch": batch, "beam": beam, "threads": a.threads, "max_length": max_new, "repeat": a.repeat,
+        "warmup": not a.no_warmup,
+        "sentences": n, "calls_per_run": (n + batch - 1) // batch, "target_tokens": tokens,
+        "total_s": total_s, "total_s_runs": totals,
+        "sentences_per_s": n / total_s, "target_tokens_per_s": tokens / total_s,
+        "latency_p50_ms": percentile(lat, 50) * 1e3, "latency_p90_ms": percentile(lat, 90) * 1e3,
+        "latency_max_ms": max(lat) * 1e3, "deterministic": texts == first,
+    }
+    return res, texts, ids
+
+
+def write_outputs(path, ids_path, texts, ids):
+    with open(path, "w", encoding="utf-8") as f:
+        for t in texts:
+            f.write(t + "\n")
+    if ids_path:
+        with open(ids_path, "w") as f:
+            for v in ids:
+                f.write(" ".join(map(str, v)) + "\n")
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "models", "marian-en-de-tiny"))
     ap.add_argument("--variant", choices=["fp32", "int8"], default="fp32")
     ap.add_argument("--input", required=True)
-    ap.add_argument("--output", required=True)
-    ap.add_argument("--ids-output")
+    ap.add_argument("--output", required=True,
+                    help="translations; with --configs a pattern with {batch} and {beam}")
+    ap.add_argument("--ids-output", help="target ids; with --configs a pattern with {batch} and {beam}")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--beam", type=int, default=1)
+    ap.add_argument("--configs", type=parse_configs, default=None,
+                    help="BATCH:BEAM[:SENTENCES][,...]: run these configurations one after the other on one "
+                         "loaded model (instead of --batch/--beam) on the first SENTENCES lines (default all), "
+                         "one JSON line each")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--repeat", type=int, default=1)
@@ -488,6 +578,11 @@ def main(argv):
     for name in ("batch", "beam", "threads", "max_length", "repeat"):
         if getattr(a, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1")
+    configs = a.configs or [(a.batch, a.beam, 0)]
+    if a.configs:
+        for pat in (a.output, a.ids_output or "{batch}{beam}"):
+            if "{batch}" not in pat or "{beam}" not in pat:
+                ap.error("with --configs, --output and --ids-output must contain {batch} and {beam}")
     torch.set_num_threads(a.threads)
     try:
         torch.set_num_interop_threads(1)
@@ -508,76 +603,32 @@ def main(argv):
     if not lines:
         print(f"torch_marian.py: {a.input} has no lines", file=sys.stderr)
         return 1
-    n = len(lines)
 
-    def translate(chunk):
-        srcs = [tok.encode(l) for l in chunk]
-        for s in srcs:
-            if len(s) > max_pos:
-                raise ValueError(f"source of {len(s)} tokens exceeds max_position_embeddings {max_pos}")
-        if a.beam == 1:
-            res = gen.greedy(srcs, max_new)
-        else:
-            res = gen.beam(srcs, a.beam, max_new)
-        return [(tok.decode(ids), ids, ntok) for ids, ntok in res]
-
-    with torch.inference_mode():
-        if not a.no_warmup:
-            translate(lines[:a.batch])
-        totals, lat = [], []
-        texts = ids = None
-        first = None
-        tokens = 0
-        for r in range(a.repeat):
-            tot = 0.0
-            tokens = 0
-            out = []
-            for i0 in range(0, n, a.batch):
-                chunk = lines[i0:i0 + a.batch]
-                t1 = time.perf_counter()
-                res = translate(chunk)
-                dt = time.perf_counter() - t1
-                tot += dt
-                lat.append(dt)
-                out += res
-                tokens += sum(nt for _, _, nt in res)
-            totals.append(tot)
-            texts = [t for t, _, _ in out]
-            ids = [i for _, i, _ in out]
-            if first is None:
-                first = texts
-    deterministic = texts == first
-    ru_maxrss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    vm_hwm_kb = status_kb("VmHWM")
-    with open(a.output, "w", encoding="utf-8") as f:
-        for t in texts:
-            f.write(t + "\n")
-    if a.ids_output:
-        with open(a.ids_output, "w") as f:
-            for v in ids:
-                f.write(" ".join(map(str, v)) + "\n")
-    total_s = percentile(totals, 50)
     safetensors_bytes = os.path.getsize(os.path.join(a.model_dir, "model.safetensors"))
-    res = {
-        "engine": "pytorch", "model": a.model_dir, "weight_type": a.variant,
-        "kernels": f"torch {torch.__version__}" + (f" quantized engine {torch.backends.quantized.engine}"
-                                                    if a.variant == "int8" else ""),
-        "blas": loaded_libs("blas"),
-        "env_threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
-        "batch": a.batch, "beam": a.beam, "threads": a.threads, "max_length": max_new, "repeat": a.repeat,
-        "warmup": not a.no_warmup,
-        "sentences": n, "calls_per_run": (n + a.batch - 1) // a.batch, "target_tokens": tokens,
-        "total_s": total_s, "total_s_runs": totals,
-        "sentences_per_s": n / total_s, "target_tokens_per_s": tokens / total_s,
-        "latency_p50_ms": percentile(lat, 50) * 1e3, "latency_p90_ms": percentile(lat, 90) * 1e3,
-        "latency_max_ms": max(lat) * 1e3,
-        "load_s": load_s, "model_file_bytes": safetensors_bytes,
-        "state_dict_bytes": state_dict_bytes(model) if a.variant == "int8" else safetensors_bytes,
-        "rss_after_create_kb": rss_after_load,
-        "ru_maxrss_kb": ru_maxrss_kb, "vm_hwm_kb": vm_hwm_kb, "deterministic": deterministic,
-    }
-    print(json.dumps(res))
-    return 0 if deterministic else 3
+    sd_bytes = state_dict_bytes(model) if a.variant == "int8" else safetensors_bytes
+    all_deterministic = True
+    for batch, beam, nlines in configs:
+        res, texts, ids = run_config(a, model, tok, gen, lines[:nlines] if nlines else lines, batch, beam,
+                                     max_new, max_pos)
+        fill = {"batch": batch, "beam": beam}
+        write_outputs(a.output.format(**fill) if a.configs else a.output,
+                      (a.ids_output.format(**fill) if a.configs else a.ids_output) if a.ids_output else None,
+                      texts, ids)
+        all_deterministic = all_deterministic and res["deterministic"]
+        head = {
+            "engine": "pytorch", "model": a.model_dir, "weight_type": a.variant,
+            "kernels": f"torch {torch.__version__}" + (f" quantized engine {torch.backends.quantized.engine}"
+                                                        if a.variant == "int8" else ""),
+            "blas": loaded_libs("blas"),
+            "env_threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
+        }
+        tail = {
+            "load_s": load_s, "model_file_bytes": safetensors_bytes, "state_dict_bytes": sd_bytes,
+            "rss_after_create_kb": rss_after_load,
+            "ru_maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "vm_hwm_kb": status_kb("VmHWM"),
+        }
+        print(json.dumps(dict(head, **res, **tail)), flush=True)
+    return 0 if all_deterministic else 3
 
 
 if __name__ == "__main__":

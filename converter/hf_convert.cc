@@ -14,6 +14,7 @@
 
 #include "crc32c.h"
 #include "io.h"
+#include "marian_layout.h"
 #include "quantize.h"
 #include "safetensors.h"
 #include "spm_proto.h"
@@ -100,12 +101,8 @@ class JsonFile {
 };
 
 Status ParseActivation(const std::string& name, ActivationKind* out) {
-  if (name == "swish" || name == "silu") *out = ActivationKind::kSiLU;
-  else if (name == "relu") *out = ActivationKind::kReLU;
-  else if (name == "gelu") *out = ActivationKind::kGELU;
-  else if (name == "gelu_new" || name == "gelu_pytorch_tanh") *out = ActivationKind::kGELUTanh;
-  else return Reject("config.json: activation_function '" + name + "' is not supported (swish, silu, relu, gelu, gelu_new, gelu_pytorch_tanh)");
-  return Status::Ok();
+  if (layout::ActivationFromHfName(name, out)) return Status::Ok();
+  return Reject("config.json: activation_function '" + name + "' is not supported (" + layout::kHfActivationNames + ")");
 }
 
 // bad_words_ids: [[id], [id, id], ...]. Single-token entries become banned ids; longer
@@ -238,20 +235,6 @@ Status MapToVocab(const std::string& spm_file, const SpmProto& spm, const std::s
   return Status::Ok();
 }
 
-// Marian's sinusoid (schema/mtlite.fbs PositionKind): row p = [sin(p w_i)] ++ [cos(p w_i)].
-std::vector<float> MarianSinusoid(int positions, int d) {
-  std::vector<float> t(size_t(positions) * size_t(d));
-  const int half = d / 2;
-  for (int p = 0; p < positions; ++p) {
-    for (int i = 0; i < half; ++i) {
-      const double a = double(p) * std::pow(10000.0, -2.0 * i / d);
-      t[size_t(p) * size_t(d) + size_t(i)] = float(std::sin(a));
-      t[size_t(p) * size_t(d) + size_t(half + i)] = float(std::cos(a));
-    }
-  }
-  return t;
-}
-
 class TensorConverter {
  public:
   TensorConverter(const Safetensors& st, Quantization q, ModelSpec* spec, ConversionReport* report)
@@ -285,67 +268,69 @@ class TensorConverter {
   bool Has(const std::string& name) const { return st_.Has(name); }
 
   // A 2-D weight [rows][cols], encoded per the quantization mode.
-  Status Weight(const std::string& name, std::vector<std::string> candidates, int rows, int cols,
-                const char* component) {
+  Status Weight(const std::string& name, std::vector<std::string> candidates, int rows, int cols) {
     candidates.insert(candidates.begin(), name);
     std::vector<float> w;
     MTLITE_RETURN_IF_ERROR(Read(candidates, {{rows, cols}}, &w));
     TensorSpec t;
     t.name = name;
     t.shape = {rows, cols};
+    t.dtype = WeightTypeOf(q_);
     EncodeError err;
     switch (q_) {
       case Quantization::kInt8:
-        t.dtype = WeightType::kInt8;
         err = QuantizeInt8(w.data(), rows, cols, &t.data, &t.scales);
         break;
       case Quantization::kFp16:
-        t.dtype = WeightType::kF16;
         err = EncodeF16(w.data(), w.size(), &t.data);
         break;
       case Quantization::kFp32:
-        t.dtype = WeightType::kF32;
         t.data.resize(w.size() * 4);
         std::memcpy(t.data.data(), w.data(), t.data.size());
         break;
     }
-    Add(std::move(t), component, q_ != Quantization::kFp32, err);
+    Add(std::move(t), q_ != Quantization::kFp32, err);
     return Status::Ok();
   }
 
   // An f32 tensor stored as is (biases, norms, final_logits_bias, position tables).
   Status F32(const std::string& name, const std::vector<std::vector<int64_t>>& accepted,
-             std::vector<int64_t> stored_shape, const char* component) {
+             std::vector<int64_t> stored_shape) {
     std::vector<float> v;
     MTLITE_RETURN_IF_ERROR(Read({name}, accepted, &v));
-    AddF32(name, std::move(stored_shape), v, component);
+    AddF32(name, std::move(stored_shape), v);
     return Status::Ok();
   }
 
-  void AddF32(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& v, const char* component) {
+  void AddF32(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& v) {
     TensorSpec t;
     t.name = name;
     t.shape = std::move(shape);
     t.data.resize(v.size() * 4);
     std::memcpy(t.data.data(), v.data(), t.data.size());
-    Add(std::move(t), component, false, {});
+    Add(std::move(t), false, {});
   }
 
-  Status Linear(const std::string& prefix, int rows, int cols, const char* component) {
-    MTLITE_RETURN_IF_ERROR(Weight(prefix + ".weight", {}, rows, cols, component));
-    return F32(prefix + ".bias", {{rows}}, {rows}, component);
+  Status Linear(const std::string& prefix, int rows, int cols) {
+    MTLITE_RETURN_IF_ERROR(Weight(prefix + layout::kWeight, {}, rows, cols));
+    return F32(prefix + layout::kBias, {{rows}}, {rows});
   }
 
-  Status LayerNorm(const std::string& prefix, int d, const char* component) {
-    MTLITE_RETURN_IF_ERROR(F32(prefix + ".weight", {{d}}, {d}, component));
-    return F32(prefix + ".bias", {{d}}, {d}, component);
+  Status LayerNorm(const std::string& prefix, int d) {
+    MTLITE_RETURN_IF_ERROR(F32(prefix + layout::kWeight, {{d}}, {d}));
+    return F32(prefix + layout::kBias, {{d}}, {d});
   }
 
-  Status Attention(const std::string& prefix, int d, const char* component) {
-    for (const char* p : {".q_proj", ".k_proj", ".v_proj", ".out_proj"}) {
-      MTLITE_RETURN_IF_ERROR(Linear(prefix + p, d, d, component));
-    }
-    return Status::Ok();
+  // Attention block `block` (kSelfAttention / kCrossAttention) of a layer and its layer norm.
+  Status Attention(const std::string& layer, const char* block, const char* norm, int d) {
+    for (const char* p : layout::kAttentionProjections) MTLITE_RETURN_IF_ERROR(Linear(layer + block + p, d, d));
+    return LayerNorm(layer + norm, d);
+  }
+
+  Status Ffn(const std::string& layer, int d, int ffn) {
+    MTLITE_RETURN_IF_ERROR(Linear(layer + layout::kFc1, ffn, d));
+    MTLITE_RETURN_IF_ERROR(Linear(layer + layout::kFc2, d, ffn));
+    return LayerNorm(layer + layout::kFinalNorm, d);
   }
 
   std::vector<std::string> Unused() const {
@@ -357,10 +342,9 @@ class TensorConverter {
   }
 
  private:
-  void Add(TensorSpec t, const char* component, bool encoded, const EncodeError& err) {
+  void Add(TensorSpec t, bool encoded, const EncodeError& err) {
     TensorReport r;
     r.name = t.name;
-    r.component = component;
     r.dtype = t.dtype;
     r.shape = t.shape;
     r.bytes = t.data.size() + t.scales.size() * sizeof(float);
@@ -382,63 +366,52 @@ Status ConvertTensors(const Safetensors& st, Quantization q, ModelSpec* spec, Co
   ModelConfig& c = spec->config;
   const int d = c.d_model;
   TensorConverter tc(st, q, spec, report);
-  const char* kEmb = "embeddings/output";
-  const std::vector<std::string> lm_head = c.tied_output ? std::vector<std::string>{"lm_head.weight"} : std::vector<std::string>{};
+  const std::vector<std::string> lm_head =
+      c.tied_output ? std::vector<std::string>{layout::kOutputProjection} : std::vector<std::string>{};
   if (c.shared_embeddings) {
-    std::vector<std::string> alt = {"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"};
+    std::vector<std::string> alt = {layout::kEncoderEmbedding, layout::kDecoderEmbedding};
     alt.insert(alt.end(), lm_head.begin(), lm_head.end());
-    MTLITE_RETURN_IF_ERROR(tc.Weight("model.shared.weight", alt, c.source_vocab_size, d, kEmb));
+    MTLITE_RETURN_IF_ERROR(tc.Weight(layout::kSharedEmbedding, alt, c.source_vocab_size, d));
   } else {
-    MTLITE_RETURN_IF_ERROR(tc.Weight("model.encoder.embed_tokens.weight", {}, c.source_vocab_size, d, kEmb));
-    MTLITE_RETURN_IF_ERROR(tc.Weight("model.decoder.embed_tokens.weight", lm_head, c.target_vocab_size, d, kEmb));
+    MTLITE_RETURN_IF_ERROR(tc.Weight(layout::kEncoderEmbedding, {}, c.source_vocab_size, d));
+    MTLITE_RETURN_IF_ERROR(tc.Weight(layout::kDecoderEmbedding, lm_head, c.target_vocab_size, d));
   }
-  if (!c.tied_output) MTLITE_RETURN_IF_ERROR(tc.Weight("lm_head.weight", {}, c.target_vocab_size, d, kEmb));
+  if (!c.tied_output) MTLITE_RETURN_IF_ERROR(tc.Weight(layout::kOutputProjection, {}, c.target_vocab_size, d));
 
-  c.has_final_logits_bias = tc.Has("final_logits_bias");
+  c.has_final_logits_bias = tc.Has(layout::kFinalLogitsBias);
   if (c.has_final_logits_bias) {
     const int64_t v = c.target_vocab_size;
-    MTLITE_RETURN_IF_ERROR(tc.F32("final_logits_bias", {{1, v}, {v}}, {v}, "final_logits_bias"));
+    MTLITE_RETURN_IF_ERROR(tc.F32(layout::kFinalLogitsBias, {{1, v}, {v}}, {v}));
   }
 
-  // Positions: nothing stored when both tables (or their absence) are Marian's sinusoid.
+  // Positions: nothing stored when both tables (or their absence) are Marian's sinusoid
+  // (within layout::kSinusoidTolerance); otherwise both are stored, a missing one as the sinusoid.
   const int P = c.max_positions;
-  const std::string pos_names[2] = {"model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"};
+  const char* const pos_names[2] = {layout::kEncoderPositions, layout::kDecoderPositions};
   std::vector<float> tables[2];
   c.positions_stored = false;
   for (int side = 0; side < 2; ++side) {
     if (!tc.Has(pos_names[side])) continue;
     MTLITE_RETURN_IF_ERROR(tc.Read({pos_names[side]}, {{P, d}}, &tables[side]));
-    bool sinusoid = d % 2 == 0;
-    if (sinusoid) {
-      const std::vector<float> ref = MarianSinusoid(P, d);
-      for (size_t i = 0; i < ref.size() && sinusoid; ++i) sinusoid = std::fabs(ref[i] - tables[side][i]) <= 1e-5f;
-    }
-    c.positions_stored = c.positions_stored || !sinusoid;
+    c.positions_stored = c.positions_stored || !layout::IsMarianSinusoid(tables[side].data(), P, d);
   }
   if (c.positions_stored) {
     for (int side = 0; side < 2; ++side) {
-      if (tables[side].empty()) tables[side] = MarianSinusoid(P, d);
-      tc.AddF32(pos_names[side], {P, d}, tables[side], "positions");
+      if (tables[side].empty()) tables[side] = layout::MarianSinusoidTable(P, d);
+      tc.AddF32(pos_names[side], {P, d}, tables[side]);
     }
   }
 
   for (int i = 0; i < c.encoder_layers; ++i) {
-    const std::string p = "model.encoder.layers." + std::to_string(i);
-    MTLITE_RETURN_IF_ERROR(tc.Attention(p + ".self_attn", d, "encoder"));
-    MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + ".self_attn_layer_norm", d, "encoder"));
-    MTLITE_RETURN_IF_ERROR(tc.Linear(p + ".fc1", c.encoder_ffn_dim, d, "encoder"));
-    MTLITE_RETURN_IF_ERROR(tc.Linear(p + ".fc2", d, c.encoder_ffn_dim, "encoder"));
-    MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + ".final_layer_norm", d, "encoder"));
+    const std::string p = layout::LayerPrefix(layout::Side::kEncoder, i);
+    MTLITE_RETURN_IF_ERROR(tc.Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, d));
+    MTLITE_RETURN_IF_ERROR(tc.Ffn(p, d, c.encoder_ffn_dim));
   }
   for (int i = 0; i < c.decoder_layers; ++i) {
-    const std::string p = "model.decoder.layers." + std::to_string(i);
-    MTLITE_RETURN_IF_ERROR(tc.Attention(p + ".self_attn", d, "decoder"));
-    MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + ".self_attn_layer_norm", d, "decoder"));
-    MTLITE_RETURN_IF_ERROR(tc.Attention(p + ".encoder_attn", d, "decoder"));
-    MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + ".encoder_attn_layer_norm", d, "decoder"));
-    MTLITE_RETURN_IF_ERROR(tc.Linear(p + ".fc1", c.decoder_ffn_dim, d, "decoder"));
-    MTLITE_RETURN_IF_ERROR(tc.Linear(p + ".fc2", d, c.decoder_ffn_dim, "decoder"));
-    MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + ".final_layer_norm", d, "decoder"));
+    const std::string p = layout::LayerPrefix(layout::Side::kDecoder, i);
+    MTLITE_RETURN_IF_ERROR(tc.Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, d));
+    MTLITE_RETURN_IF_ERROR(tc.Attention(p, layout::kCrossAttention, layout::kCrossAttentionNorm, d));
+    MTLITE_RETURN_IF_ERROR(tc.Ffn(p, d, c.decoder_ffn_dim));
   }
   const std::vector<std::string> unused = tc.Unused();
   if (!unused.empty()) {
@@ -484,27 +457,15 @@ Status ConvertTokenizer(const std::string& dir, const JsonFile& tok_cfg, ModelSp
   return Status::Ok();
 }
 
-uint64_t SpmDataBytes(const SpmSpec& s) { return s.proto.pieces.size() * 4 + s.proto.precompiled_charsmap.size(); }
-
 }  // namespace
 
-const char* QuantizationName(Quantization q) {
-  switch (q) {
-    case Quantization::kInt8: return "int8";
-    case Quantization::kFp16: return "fp16";
-    case Quantization::kFp32: return "fp32";
-  }
-  return "?";
-}
+const char* QuantizationName(Quantization q) { return layout::QuantizationName(WeightTypeOf(q)); }
 
 bool ParseQuantization(const std::string& s, Quantization* q) {
-  for (Quantization c : {Quantization::kInt8, Quantization::kFp16, Quantization::kFp32}) {
-    if (s == QuantizationName(c)) {
-      *q = c;
-      return true;
-    }
-  }
-  return false;
+  WeightType t;
+  if (!layout::ParseQuantization(s, &t)) return false;
+  *q = Quantization(int(t));
+  return true;
 }
 
 Status ConvertHfDir(const std::string& dir, Quantization q, ModelSpec* spec, ConversionReport* report) {
@@ -548,8 +509,7 @@ Status ConvertToBytes(const std::string& hf_dir, Quantization q, AlignedBytes* o
   auto loaded = Model::FromBuffer(out->data(), out->size(), LoadOptions{/*verify_checksums=*/true});
   if (!loaded.ok()) return Status(loaded.status().code(), "converted model rejected by the runtime: " + loaded.status().message());
   report->file_bytes = out->size();
-  report->flatbuffer_bytes = uint64_t((*out)[0] | (*out)[1] << 8 | (*out)[2] << 16 | uint32_t((*out)[3]) << 24) + 4;
-  report->tokenizer_data_bytes = SpmDataBytes(spec.source_spm) + (spec.target_spm ? SpmDataBytes(*spec.target_spm) : 0);
+  report->size_profile = loaded.value()->SizeProfile();
   return Status::Ok();
 }
 

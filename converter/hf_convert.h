@@ -11,13 +11,18 @@
 namespace mtlite {
 namespace converter {
 
-enum class Quantization { kInt8, kFp16, kFp32 };
-const char* QuantizationName(Quantization q);
+// The weight type of the converted model (`mtlite convert --quantize int8|fp16|fp32`).
+enum class Quantization {
+  kInt8 = int(WeightType::kInt8),
+  kFp16 = int(WeightType::kF16),
+  kFp32 = int(WeightType::kF32),
+};
+inline WeightType WeightTypeOf(Quantization q) { return WeightType(int(q)); }
+const char* QuantizationName(Quantization q);  // "int8", "fp16", "fp32"
 bool ParseQuantization(const std::string& s, Quantization* q);
 
 struct TensorReport {
   std::string name;
-  std::string component;  // "embeddings/output", "encoder", "decoder", "positions", "final_logits_bias"
   WeightType dtype = WeightType::kF32;
   std::vector<int64_t> shape;
   uint64_t bytes = 0;     // stored bytes (data + scales)
@@ -29,9 +34,8 @@ struct ConversionReport {
   std::vector<TensorReport> tensors;
   std::vector<std::string> warnings;
   uint64_t safetensors_bytes = 0;
-  uint64_t file_bytes = 0;       // filled by ConvertToBytes
-  uint64_t flatbuffer_bytes = 0; // size-prefixed FlatBuffer (structure, tokenizer strings, metadata)
-  uint64_t tokenizer_data_bytes = 0;  // spm scores + charsmaps in the data segment
+  uint64_t file_bytes = 0;                  // filled by ConvertToBytes
+  std::vector<SizeComponent> size_profile;  // filled by ConvertToBytes (Model::SizeProfile)
 };
 
 // Reads and validates the HF directory (config.json, model.safetensors, source.spm,

@@ -6,15 +6,16 @@
 #include <string_view>
 
 #include "crc32c.h"
+#include "marian_layout.h"
 #include "mtlite_generated.h"
 
 namespace mtlite {
 namespace converter {
 namespace {
 
-constexpr uint64_t kAlignment = 64;
+using layout::kDataAlignment;
 
-uint64_t AlignUp(uint64_t x) { return (x + kAlignment - 1) / kAlignment * kAlignment; }
+uint64_t AlignUp(uint64_t x) { return (x + kDataAlignment - 1) / kDataAlignment * kDataAlignment; }
 
 // A buffer's place in the data segment, relative to the segment start.
 struct Placed {
@@ -114,13 +115,7 @@ class FlatBufferWriter {
   flatbuffers::Offset<fb::Config> Config() {
     const ModelConfig& c = spec_.config;
     const auto bad = fbb_.CreateVector(c.bad_word_ids);
-    fb::Activation act = fb::Activation::SiLU;
-    switch (c.activation) {
-      case ActivationKind::kSiLU: act = fb::Activation::SiLU; break;
-      case ActivationKind::kReLU: act = fb::Activation::ReLU; break;
-      case ActivationKind::kGELU: act = fb::Activation::GELU; break;
-      case ActivationKind::kGELUTanh: act = fb::Activation::GELUTanh; break;
-    }
+    const auto act = static_cast<fb::Activation>(layout::ActivationCode(c.activation));  // codes checked in model.cc
     fb::ConfigBuilder b(fbb_);
     b.add_d_model(c.d_model);
     b.add_encoder_layers(c.encoder_layers);
@@ -159,7 +154,7 @@ class FlatBufferWriter {
       const fb::BufferRef data = Ref(layout_.data[i]), scales = Ref(layout_.scales[i]);
       fb::TensorBuilder b(fbb_);
       b.add_name(name);
-      b.add_dtype(int8 ? fb::DType::I8 : t.dtype == WeightType::kF16 ? fb::DType::F16 : fb::DType::F32);
+      b.add_dtype(static_cast<fb::DType>(layout::WeightTypeCode(t.dtype)));
       b.add_shape(shape);
       b.add_layout(int8 ? fb::WeightLayout::BlockedN8K4 : fb::WeightLayout::RowMajor);
       b.add_data(&data);

@@ -10,13 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "marian_layout.h"
 #include "mtlite/mtlite.hpp"
 #include "spm_proto.h"
 
 namespace mtlite {
 namespace converter {
-
-constexpr uint32_t kFormatVersion = 1;
 
 // std::vector storage aligned to 64 bytes, so a serialized model can be used with
 // Model::FromBuffer directly.
@@ -51,7 +50,7 @@ struct SpmSpec {
 };
 
 struct ModelSpec {
-  uint32_t format_version = kFormatVersion;
+  uint32_t format_version = layout::kFormatVersion;
   ModelConfig config;            // weight_type is implied by the tensors; langs go to metadata
   std::vector<TensorSpec> tensors;
   SpmSpec source_spm;

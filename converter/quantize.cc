@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "half.h"
 #include "kernels.h"
+#include "marian_layout.h"
 
 namespace mtlite {
 namespace converter {
@@ -53,10 +53,10 @@ EncodeError EncodeF16(const float* w, size_t n, std::vector<uint8_t>* out) {
   out->resize(n * 2);
   ErrorAccumulator err;
   for (size_t i = 0; i < n; ++i) {
-    const uint16_t h = F32ToF16(w[i]);
+    const uint16_t h = layout::F32ToF16(w[i]);
     (*out)[2 * i] = uint8_t(h & 0xFF);
     (*out)[2 * i + 1] = uint8_t(h >> 8);
-    err.Add(w[i], F16ToF32(h));
+    err.Add(w[i], layout::F16ToF32(h));
   }
   return err.Result();
 }

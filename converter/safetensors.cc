@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "half.h"
+#include "marian_layout.h"
 #include "io.h"
 
 namespace mtlite {
@@ -118,7 +118,7 @@ Status Safetensors::ReadF32(const std::string& tensor, std::vector<float>* out) 
     out->resize(size_t(bytes / 2));
     for (size_t i = 0; i < out->size(); ++i) {
       const uint16_t h = uint16_t(p[2 * i] | (p[2 * i + 1] << 8));
-      (*out)[i] = bf16 ? Bf16ToF32(h) : F16ToF32(h);
+      (*out)[i] = bf16 ? layout::Bf16ToF32(h) : layout::F16ToF32(h);
     }
   } else {
     return Bad(name_, "tensor '" + tensor + "' has dtype " + e->dtype + "; only F32, F16 and BF16 are supported");

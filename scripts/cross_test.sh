@@ -177,4 +177,14 @@ t=$(now)
 [ "$(wc -l < "$E2E/$arch.fp32.ids")" = "$SMOKE" ] || die "$arch fp32: expected $SMOKE lines"
 same=$(paste -d '\t' "$E2E/x86_64.fp32.ids" "$E2E/$arch.fp32.ids" | awk -F '\t' '$1 == $2 { c++ } END { print c + 0 }')
 say "$arch fp32 (XNNPACK=${MTLITE_USE_XNNPACK:-ON}) smoke: $SMOKE lines ran; $same/$SMOKE token-identical to x86-64 (informational) ($(since "$t") s)"
+
+# ---- profiler: `mtlite profile` under qemu writes a valid trace and report (structure only:
+# emulated timings mean nothing). 3 sentences, 2 threads (worker lanes).
+t=$(now)
+head -n 3 "$E2E/src.en" > "$E2E/profile.en"
+"${EMU[@]}" "$OUT/mtlite" profile -m "$MODELS/demo.int8.mtlite" --input "$E2E/profile.en" --threads 2 --quiet \
+  --trace "$E2E/profile.trace.json" --json "$E2E/profile.report.json" || die "mtlite profile failed under qemu"
+/usr/bin/python3 "$SRC/tests/reference/profile_trace_check.py" --structure-only "$E2E/profile.trace.json" \
+  --report "$E2E/profile.report.json" || die "$arch: invalid profile trace or report"
+say "$arch profile: trace and report valid ($(since "$t") s)"
 say "all passed"

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything mtlite needs on a fresh Debian bookworm machine (apt only), builds the
-# host tree in build/, converts the bundled demo model and translates a sample sentence.
+# host tree in build/, converts the bundled demo model, translates a sample sentence and installs
+# mtlite into /usr/local (CLI, headers + static libraries with CMake and pkg-config files, and the
+# Python package, which Debian's /usr/bin/python3 then imports from any directory).
+#   MTLITE_INSTALL_PREFIX=DIR  install there instead (MTLITE_INSTALL_PREFIX= skips the install)
 #   MTLITE_SETUP_ARM=0  skips the ARM cross toolchains and sysroot (default: install them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +17,8 @@ PKGS=(build-essential cmake ninja-build pkg-config git
       libsentencepiece-dev libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       clang-14 libclang-rt-14-dev valgrind
-      python3 python3-numpy python3-torch libopenblas0-pthread python3-sentencepiece python3-matplotlib)
+      python3 python3-numpy python3-torch libopenblas0-pthread python3-sentencepiece python3-matplotlib
+      python3-dev pybind11-dev python3-pytest)
 ARM_PKGS=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user
           libc6:arm64 libc6:armhf libstdc++6:arm64 libstdc++6:armhf
           libgtest-dev:arm64 libgtest-dev:armhf libflatbuffers-dev:arm64 libflatbuffers-dev:armhf)
@@ -45,3 +49,13 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j2
 echo "== translate a sample with the bundled demo model (int8) =="
 ./build/mtlite translate -m build/models/demo.int8.mtlite "A man is riding a bike down the street."
+
+PREFIX=${MTLITE_INSTALL_PREFIX-/usr/local}
+if [ -n "$PREFIX" ]; then
+  echo "== install into $PREFIX =="
+  if [ -w "$PREFIX" ] || [ ! -e "$PREFIX" ]; then cmake --install build --prefix "$PREFIX" >/dev/null
+  else $SUDO cmake --install build --prefix "$PREFIX" >/dev/null; fi
+  if [ "$PREFIX" = /usr/local ]; then
+    (cd / && /usr/bin/python3 -c "import mtlite; print('python: mtlite', mtlite.__version__, 'from', mtlite.__file__)")
+  fi
+fi

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs every test: host build (unit + python parity), sanitizer build, bounded fuzzing, and
-# the ARM cross builds under qemu. Assumes scripts/setup.sh ran (it installs the packages).
+# Runs every test: host build (unit + python parity + fuzz seed replays + bad-input CLI),
+# valgrind, ASan/UBSan build, ThreadSanitizer (translators sharing one Model), the firmware-style
+# build and its RAM budget, bounded fuzzing of every target, and the ARM cross builds (tests,
+# firmware example) under qemu. Assumes scripts/setup.sh ran (it installs
+# the packages).
 #   MTLITE_TEST_ARM=0   skip the ARM cross builds
-#   MTLITE_FUZZ_SECONDS fuzzing budget (default 60)
+#   MTLITE_FUZZ_SECONDS fuzzing time per target (default 30; tests/fuzz/*_fuzz.cc, JOBS at a time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
@@ -26,15 +29,24 @@ cmake --build build-asan -j"$JOBS"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$JOBS" -LE python
 
-if [ -x scripts/fuzz.sh ]; then
-  step "fuzz Model::Load for ${MTLITE_FUZZ_SECONDS:-60}s"
-  bash scripts/fuzz.sh "${MTLITE_FUZZ_SECONDS:-60}"
-fi
+step "ThreadSanitizer: 8 translators sharing one Model (int8; only what the test needs is built)"
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMTLITE_SANITIZE=thread \
+      -DMTLITE_BUILD_CONVERTER=OFF -DMTLITE_BUILD_BENCH=OFF -DMTLITE_MODEL_DIR="$PWD/build/models" >/dev/null
+cmake --build build-tsan -j"$JOBS" --target concurrency_test
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ./build-tsan/tests/concurrency_test --gtest_brief=1
+
+step "firmware build (MTLITE_MINIMAL, embedded model, no heap) + RAM budget check: x86_64"
+bash scripts/firmware_test.sh x86_64
+
+step "fuzz every target for ${MTLITE_FUZZ_SECONDS:-30}s"
+MTLITE_FUZZ_JOBS="${MTLITE_FUZZ_JOBS:-$JOBS}" bash scripts/fuzz.sh "${MTLITE_FUZZ_SECONDS:-30}"
 
 if [ "${MTLITE_TEST_ARM:-1}" = 1 ] && [ -x scripts/cross_test.sh ]; then
   for arch in aarch64 armhf; do
     step "ARM cross build + qemu tests: $arch"
     bash scripts/cross_test.sh "$arch"
+    step "firmware build + RAM budget check under qemu: $arch"
+    bash scripts/firmware_test.sh "$arch"
   done
 fi
 step "all tests passed"

@@ -1,11 +1,103 @@
-// Subcommands of the `mtlite` CLI. Each returns the process exit code (0 = success) and
-// prints its own errors to stderr.
+// Subcommands of the `mtlite` CLI. Each command has an argument struct, a parser that fills
+// it (no I/O, no process exit: tests and the cli_args fuzz target call them directly) and a
+// main that returns the process exit code (0 success, 1 failure, 2 bad arguments) and prints
+// its own errors to stderr.
+//
+// Adding a command: an XxxArgs struct and ParseXxxArgs here, runtime/cli/xxx_cmd.cc with the
+// parser (an ArgParser over the struct's fields) and XxxMain, and a row in main.cc's table.
 #pragma once
+
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "mtlite/mtlite.hpp"
 
 namespace mtlite {
 namespace cli {
-int ConvertMain(int argc, char** argv);    // converter/ (host builds only)
-int InfoMain(int argc, char** argv);       // runtime/cli/info_cmd.cc
-int TranslateMain(int argc, char** argv);  // runtime/cli/translate_cmd.cc
+
+// mtlite convert HF_DIR -o MODEL [--quantize int8|fp16|fp32] [--quiet]
+struct ConvertArgs {
+  std::string hf_dir, output;
+  std::string quantize = "int8";
+  bool quiet = false;
+};
+ParseResult ParseConvertArgs(int argc, const char* const* argv, ConvertArgs* out);
+int ConvertMain(int argc, char** argv);  // "no converter in this build" (exit 2) in cross builds
+
+// mtlite info MODEL [--json] [--verify] [--limits BATCH,SRC,TGT,BEAM [--threads N] [--header FILE]]
+struct InfoArgs {
+  std::string path;
+  bool json = false, verify = false;
+  bool limits_given = false;
+  TranslatorLimits limits;
+  std::string header;  // --header: write the RAM budget as C macros (needs --limits)
+  bool quiet = false;  // print nothing but errors (e.g. with --header in a build)
+};
+ParseResult ParseInfoArgs(int argc, const char* const* argv, InfoArgs* out);
+int InfoMain(int argc, char** argv);
+
+// mtlite embed MODEL -o model_data.S|.c [--symbol NAME] [--section NAME]
+struct EmbedArgs {
+  std::string model, output;
+  std::string symbol = "mtlite_model_data";
+  std::string section = ".rodata";
+};
+ParseResult ParseEmbedArgs(int argc, const char* const* argv, EmbedArgs* out);
+int EmbedMain(int argc, char** argv);
+
+// Options of everything that translates with a model (translate, bench/e2e_bench).
+struct TranslationArgs {
+  std::string model;
+  int beam = 1, batch = 1, threads = 1, max_length = 256, max_source_tokens = 256;
+};
+// Adds -m/--model (required), --beam, --batch (1..max_batch), --threads, --max-length and
+// --max-source-tokens.
+void AddTranslationOptions(ArgParser* p, TranslationArgs* a, int max_batch);
+// Translator limits for these options (max_n_best 1): the token limits are capped at the
+// length of a stored position table.
+TranslatorLimits TranslationLimits(const TranslationArgs& a, const ModelConfig& config);
+
+// mtlite translate -m MODEL [options] [TEXT ...]
+struct TranslateArgs : TranslationArgs {
+  int n_best = 1, max_input_bytes = 16384;
+  float length_penalty = 1.0f, max_length_ratio = 0;
+  bool alignments = false, output_ids = false, input_ids = false, scores = false, verify = false;
+  bool shortlist = false;
+  bool quiet = false, stream = false;
+  std::string forced_logits;
+  std::vector<std::string> texts;
+};
+ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs* out);
+int TranslateMain(int argc, char** argv);
+
+// mtlite profile -m MODEL [--input FILE | TEXT ...] [options]   (docs/profiling.md)
+struct ProfileArgs : TranslationArgs {
+  std::string input, trace, json;
+  std::vector<std::string> texts;
+  int repeat = 1;
+  bool layers = false, roofline = false, quiet = false;
+  int roofline_mib = 256;
+};
+ParseResult ParseProfileArgs(int argc, const char* const* argv, ProfileArgs* out);
+int ProfileMain(int argc, char** argv);
+
+// mtlite attention -m MODEL TEXT [TEXT ...] [-o MAP.svg|MAP.json] [--json FILE] [options]
+// The TEXTs are translated as one batch (TranslationArgs::batch = their number); --sentence
+// picks the one drawn, so a longer sentence beside it shows the padding columns.
+struct AttentionArgs : TranslationArgs {
+  std::string output, json;
+  std::vector<std::string> texts;
+  int sentence = 0, layer = -1;
+  bool crop = false;
+};
+ParseResult ParseAttentionArgs(int argc, const char* const* argv, AttentionArgs* out);
+int AttentionMain(int argc, char** argv);
+
+// The size profile as a table (component, bytes, % of `file_bytes`, dtypes) and a total line:
+// what `mtlite info` and `mtlite convert` print.
+void PrintSizeTable(const std::vector<SizeComponent>& profile, uint64_t file_bytes);
+std::string JoinDTypes(const std::vector<std::string>& dtypes);  // "f32+int8"
+
 }  // namespace cli
 }  // namespace mtlite

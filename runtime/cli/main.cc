@@ -1,40 +1,51 @@
-// mtlite: convert | info | translate
+// mtlite: convert | info | translate | profile | attention | embed | version
 #include <cstdio>
 #include <cstring>
 
 #include "commands.h"
 #include "mtlite/mtlite.hpp"
 
-static int Usage(FILE* f) {
-  std::fprintf(f,
-               "mtlite %s — on-device quantized translation\n"
-               "usage:\n"
-               "  mtlite convert <hf_dir> -o model.mtlite [--quantize int8|fp16|fp32]\n"
-               "  mtlite info model.mtlite [--json] [--verify] [--limits B,S,T,BEAM]\n"
-               "  mtlite translate -m model.mtlite [--beam N] [--batch N] [--threads N]\n"
-               "                   [--alignments] [--output-ids] [text ...]\n",
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*main)(int argc, char** argv);  // argv[0] is the command name
+};
+
+int VersionMain(int, char**) {
+  std::printf("mtlite %s\n", mtlite::Version());
+  return 0;
+}
+
+constexpr Command kCommands[] = {
+    {"convert", "HF MarianMT checkpoint directory -> .mtlite model file (host builds)", mtlite::cli::ConvertMain},
+    {"info", "size profile, config and checksums of a model file", mtlite::cli::InfoMain},
+    {"translate", "translate lines of stdin or the arguments", mtlite::cli::TranslateMain},
+    {"profile", "latency profile: per-op table, latency, memory; Chrome trace and JSON report", mtlite::cli::ProfileMain},
+    {"attention", "cross-attention heatmap of one sentence (SVG, JSON)", mtlite::cli::AttentionMain},
+    {"embed", "model file -> read-only data (.S or .c) for a firmware image", mtlite::cli::EmbedMain},
+    {"version", "print the version", VersionMain},
+};
+
+int Usage(FILE* f) {
+  std::fprintf(f, "mtlite %s — on-device quantized translation\nusage: mtlite COMMAND [options]\n\ncommands:\n",
                mtlite::Version());
+  for (const Command& c : kCommands) std::fprintf(f, "  %-11s %s\n", c.name, c.summary);
+  std::fprintf(f, "\n`mtlite COMMAND --help` lists a command's options.\n");
   return f == stderr ? 2 : 0;
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) return Usage(stderr);
   const char* cmd = argv[1];
   if (!std::strcmp(cmd, "-h") || !std::strcmp(cmd, "--help") || !std::strcmp(cmd, "help")) return Usage(stdout);
-  if (!std::strcmp(cmd, "--version") || !std::strcmp(cmd, "version")) {
-    std::printf("mtlite %s\n", mtlite::Version());
-    return 0;
+  if (!std::strcmp(cmd, "--version")) return VersionMain(argc - 1, argv + 1);
+  for (const Command& c : kCommands) {
+    if (!std::strcmp(cmd, c.name)) return c.main(argc - 1, argv + 1);
   }
-  if (!std::strcmp(cmd, "convert")) {
-#ifdef MTLITE_HAS_CONVERTER
-    return mtlite::cli::ConvertMain(argc - 1, argv + 1);
-#else
-    std::fprintf(stderr, "mtlite: this build has no converter (it is a host tool)\n");
-    return 2;
-#endif
-  }
-  if (!std::strcmp(cmd, "info")) return mtlite::cli::InfoMain(argc - 1, argv + 1);
-  if (!std::strcmp(cmd, "translate")) return mtlite::cli::TranslateMain(argc - 1, argv + 1);
   std::fprintf(stderr, "mtlite: unknown command '%s'\n", cmd);
   return Usage(stderr);
 }

@@ -2,18 +2,73 @@
 // bytes (mmap or caller buffer): no weight is copied. Built once by the loader
 // (model.cc) after FlatBuffers verification and semantic validation, so the
 // runtime may trust every pointer and size here.
+//
+// The loader's own tables (layer views, tokenizer piece/vocab views, the checksum list) are
+// Table<T>s carved from one block whose size the loader computes before it binds anything
+// (ModelTableBytes): a heap block for Model::Load / Model::FromBuffer, or the caller's storage
+// for the firmware overload of Model::FromBuffer, which then allocates nothing.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "marian_layout.h"
 #include "mtlite/mtlite.hpp"
 
 namespace mtlite {
 namespace detail {
+
+// A fixed array: either a view of memory the loader carved from the model's table block
+// (Bind; copies share it), or, for tests and tools that build views by hand, an owned
+// std::vector filled with push_back.
+template <class T>
+class Table {
+ public:
+  using value_type = T;
+  using iterator = T*;
+  using const_iterator = const T*;
+
+  void Bind(T* data, size_t n) {
+    owned_.clear();
+    view_ = data;
+    size_ = n;
+  }
+  void push_back(T v) {  // owned mode only (allocates)
+    view_ = nullptr;
+    owned_.push_back(std::move(v));
+    size_ = owned_.size();
+  }
+  void pop_back() {  // owned mode only
+    owned_.pop_back();
+    size_ = owned_.size();
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T* data() { return view_ ? view_ : owned_.data(); }
+  const T* data() const { return view_ ? view_ : owned_.data(); }
+  T& operator[](size_t i) { return data()[i]; }
+  const T& operator[](size_t i) const { return data()[i]; }
+  T* begin() { return data(); }
+  T* end() { return data() + size_; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size_; }
+  friend bool operator==(const Table& a, const Table& b) {
+    if (a.size_ != b.size_) return false;
+    for (size_t i = 0; i < a.size_; ++i)
+      if (!(a[i] == b[i])) return false;
+    return true;
+  }
+  friend bool operator!=(const Table& a, const Table& b) { return !(a == b); }
+
+ private:
+  T* view_ = nullptr;
+  size_t size_ = 0;
+  std::vector<T> owned_;
+};
 
 // A 2-D weight [rows=N output channels][cols=K].
 struct WeightView {
@@ -61,9 +116,8 @@ enum class PieceKind : uint8_t { kNormal = 1, kUnknown = 2, kControl = 3, kUserD
 // A SentencePiece unigram model as stored in the file (validated by the loader).
 struct SpmView {
   int num_pieces = 0;
-  // piece i: bytes [piece_data[i], piece_data[i] + piece_size[i]); owned by ModelData
-  // (pointers into the FlatBuffer strings).
-  std::vector<std::string_view> pieces;
+  // piece i (views of the FlatBuffer strings; the table lives in the model's table block)
+  Table<std::string_view> pieces;
   const float* scores = nullptr;         // [num_pieces]
   const PieceKind* types = nullptr;      // [num_pieces]
   const int32_t* sorted_pieces = nullptr;// [num_pieces], bytewise ascending piece order
@@ -80,22 +134,43 @@ struct SpmView {
 
 // HF vocab: model id -> piece string.
 struct VocabView {
-  std::vector<std::string_view> id_to_piece;
+  Table<std::string_view> id_to_piece;
 };
 
 struct BufferCheck {
-  std::string name;       // tensor or table name, for the error message
+  std::string_view name;  // tensor name (in the FlatBuffer) or table name, for error messages
+  bool scales = false;    // the int8 scales of tensor `name`, not its data
   const uint8_t* data = nullptr;
   size_t size = 0;
   uint32_t crc32c = 0;
+  // For Model::SizeProfile: the component the loader bound the buffer to (kOtherTensors for a
+  // tensor the model does not use) and what it holds ("f32", "f16", "int8", "bytes").
+  layout::Component component;
+  const char* dtype = "?";
+  std::string Label() const { return scales ? std::string(name) + " (scales)" : std::string(name); }
+};
+
+// Output-vocabulary shortlist (optional section of the file; see schema/mtlite.fbs): for each
+// source token id s, candidate target ids targets[offsets[s] .. offsets[s + 1]) (best first), plus
+// target ids every sentence may produce (`frequent`). Validated by the loader: offsets are
+// non-decreasing with offsets[0] = 0, every id is inside its vocabulary.
+struct ShortlistView {
+  bool present = false;
+  const int32_t* frequent = nullptr;
+  int num_frequent = 0;
+  const uint32_t* offsets = nullptr;  // [source_vocab + 1]
+  const int32_t* targets = nullptr;   // [offsets[source_vocab]]
+  bool include_source_ids = false;    // shared vocabulary: a source token may be copied
 };
 
 struct ModelData {
   ModelConfig config;
   const uint8_t* base = nullptr;   // start of the model bytes
   size_t size = 0;
-  void* mapping = nullptr;         // mmap'd region owned by the Model (nullptr for FromBuffer)
+  void* mapping = nullptr;         // region owned by the Model (Model::Load's file mapping), or null
   size_t mapping_size = 0;
+  void (*unmap)(void* mapping, size_t size) = nullptr;  // releases `mapping` (~Model)
+  void* table_block = nullptr;     // heap block of the tables below (std::free), or null: caller storage
 
   WeightView source_embed;         // [source_vocab][d_model]
   WeightView target_embed;         // [target_vocab][d_model] (same as source when shared)
@@ -103,14 +178,25 @@ struct ModelData {
   VectorView final_logits_bias;    // [target_vocab] or absent
   VectorView encoder_positions;    // [max_positions * d_model] or absent (sinusoid)
   VectorView decoder_positions;
-  std::vector<EncoderLayerView> encoder;
-  std::vector<DecoderLayerView> decoder;
+  Table<EncoderLayerView> encoder;
+  Table<DecoderLayerView> decoder;
 
   SpmView source_spm, target_spm;
   VocabView source_vocab, target_vocab;
 
-  std::vector<BufferCheck> checks; // every data buffer, for VerifyChecksums
+  ShortlistView shortlist;
+
+  Table<BufferCheck> checks;       // every data buffer, for VerifyChecksums
+  Table<uint32_t> checks_by_offset;  // indices into `checks`, by ascending file offset
 };
+
+// Validates base[0, size) (already in md->base / md->size) and fills the rest of *md: its tables
+// come from `storage` (storage_bytes, 16-byte aligned) or, when storage is null, from a heap block
+// the ModelData owns (table_block). Model::Load (model_file.cc) and Model::FromBuffer use it.
+Status PrepareModel(ModelData* md, const LoadOptions& options, void* storage, size_t storage_bytes);
+// Bytes of table storage PrepareModel needs for the model at base[0, size) (runs the FlatBuffers
+// verifier; kInvalidModel for a buffer that is not an mtlite model).
+Result<size_t> ModelTableBytes(const uint8_t* base, size_t size);
 
 }  // namespace detail
 }  // namespace mtlite

@@ -1,3 +1,6 @@
+#include <cstdio>
+#include <cstdlib>
+
 #include "mtlite/mtlite.hpp"
 
 namespace mtlite {
@@ -21,6 +24,14 @@ std::string Status::ToString() const {
   if (ok()) return "OK";
   return std::string(StatusCodeName(code_)) + ": " + message_;
 }
+
+namespace detail {
+void DieOnErrorAccess(const Status& status) {
+  std::fprintf(stderr, "mtlite: Result::value() called on an error (check ok() first): %s\n",
+               status.ToString().c_str());
+  std::abort();
+}
+}  // namespace detail
 
 const char* Version() {
 #ifdef MTLITE_VERSION_STRING

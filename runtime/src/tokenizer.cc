@@ -176,6 +176,40 @@ constexpr size_t kNormalizedSlack = 2 * kSpaceSymbolLen + 2;  // dummy prefix / 
 
 Status Invalid(const std::string& msg) { return Status(StatusCode::kInvalidModel, "tokenizer: " + msg); }
 
+// OPUS-MT multilingual target-language codes such as ">>deu<<". HF MarianTokenizer
+// (transformers 4.2x, tokenization_marian.py) finds them with the Python regex ">>.+<<":
+// greedy, and '.' is any character but '\n'. Within one line the only possible match therefore
+// runs from the line's first ">>" to the end of its last "<<", provided at least one character
+// lies between them; after it the line holds no further "<<". Returns that match as [*begin,
+// *end) for the line text[pos, line_end), or false. Matching bytes is matching characters: the
+// ASCII bytes '>', '<' and '\n' never occur inside a multi-byte UTF-8 sequence. Linear time.
+bool LanguageCodeInLine(std::string_view text, size_t pos, size_t line_end, size_t* begin, size_t* end) {
+  const std::string_view line = text.substr(pos, line_end - pos);
+  const size_t first = line.find(">>");
+  const size_t last = line.rfind("<<");
+  if (first == std::string_view::npos || last == std::string_view::npos || last < first + 3) return false;
+  *begin = pos + first;
+  *end = pos + last + 2;
+  return true;
+}
+
+// Vocab entries that a code match can equal: ">>", at least one character, "<<".
+bool LooksLikeLanguageCode(std::string_view p) {
+  return p.size() >= 5 && p.substr(0, 2) == ">>" && p.substr(p.size() - 2) == "<<";
+}
+
+Status CheckUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    uint32_t cp;
+    const size_t len = DecodeUtf8(reinterpret_cast<const uint8_t*>(text.data()) + i, text.size() - i, &cp);
+    if (len == 0) {
+      return Status(StatusCode::kInvalidArgument, "tokenizer: invalid UTF-8 in input at byte offset " + std::to_string(i));
+    }
+    i += len;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 // Encode's workspace: per normalized byte position, the Viterbi best path ending there.
@@ -262,6 +296,12 @@ Status SpmTokenizer::Validate() {
   skip_ids_[0] = FindVocab("</s>");
   skip_ids_[1] = vocab_unk;
   skip_ids_[2] = FindVocab("<pad>");
+  code_lo_ = code_hi_ = 0;
+  for (int i = 0; i < vocab_size; ++i) {
+    if (!LooksLikeLanguageCode(vocab_->id_to_piece[size_t(i)])) continue;
+    if (code_hi_ == 0) code_lo_ = i;
+    code_hi_ = i + 1;
+  }
   if (spm.byte_fallback) {
     for (int b = 0; b < 256; ++b) {
       char name[8];
@@ -291,6 +331,54 @@ int SpmTokenizer::FindPiece(std::string_view piece) const {
     if (c < 0) lo = mid + 1; else hi = mid;
   }
   return -1;
+}
+
+Status SpmTokenizer::StripLanguageCodes(std::string_view text, char* scratch, size_t scratch_bytes, int* code_id,
+                                        std::string_view* rest) const {
+  *code_id = -1;
+  *rest = text;
+  // remove_language_code: re.sub removes every match (at most one per line); a match at the
+  // very start of the text (re.match) becomes the code token, vocab.get(code, unk).
+  size_t n = 0;
+  bool found = false;
+  auto copy = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k, ++n) {
+      if (n < scratch_bytes) scratch[n] = text[k];
+    }
+  };
+  for (size_t pos = 0; pos <= text.size();) {
+    size_t line_end = text.find('\n', pos);
+    if (line_end == std::string_view::npos) line_end = text.size();
+    size_t begin = 0, end = 0;
+    if (LanguageCodeInLine(text, pos, line_end, &begin, &end)) {
+      if (begin == 0) {
+        const std::string_view code = text.substr(0, end);
+        *code_id = vocab_unk_;
+        const auto& v = vocab_->id_to_piece;
+        for (int i = code_lo_; i < code_hi_; ++i) {
+          if (v[size_t(i)] == code) {
+            *code_id = i;
+            break;
+          }
+        }
+      }
+      found = true;
+      copy(pos, begin);
+      copy(end, line_end);
+    } else {
+      copy(pos, line_end);
+    }
+    if (line_end < text.size()) copy(line_end, line_end + 1);  // the '\n'
+    pos = line_end + 1;
+  }
+  if (!found) return Status::Ok();
+  if (n > scratch_bytes) {
+    return Status(StatusCode::kOutOfRange, "tokenizer: a " + std::to_string(text.size()) +
+                                               "-byte input with language codes exceeds the workspace; size it "
+                                               "with SpmTokenizer::WorkspaceBytes");
+  }
+  *rest = std::string_view(scratch, n);
+  return Status::Ok();
 }
 
 int SpmTokenizer::VocabForSurface(std::string_view surface) const {
@@ -470,16 +558,10 @@ Status SpmTokenizer::LayoutWorkspace(void* workspace, size_t workspace_bytes, Wo
 Status SpmTokenizer::Normalize(std::string_view text, void* workspace, size_t workspace_bytes,
                                std::string_view* normalized) const {
   if (!status_.ok()) return status_;
-  for (size_t i = 0; i < text.size();) {
-    uint32_t cp;
-    const size_t len = DecodeUtf8(reinterpret_cast<const uint8_t*>(text.data()) + i, text.size() - i, &cp);
-    if (len == 0) {
-      return Status(StatusCode::kInvalidArgument, "tokenizer: invalid UTF-8 in input at byte offset " + std::to_string(i));
-    }
-    i += len;
-  }
+  Status s = CheckUtf8(text);
+  if (!s.ok()) return s;
   Workspace ws;
-  Status s = LayoutWorkspace(workspace, workspace_bytes, &ws);
+  s = LayoutWorkspace(workspace, workspace_bytes, &ws);
   if (!s.ok()) return s;
   size_t len = 0;
   s = NormalizeInto(text, ws.norm, ws.cap, &len);
@@ -494,15 +576,30 @@ Status SpmTokenizer::Encode(std::string_view text, void* workspace, size_t works
     return Status(StatusCode::kInvalidArgument, "tokenizer: bad output arguments");
   }
   *num_ids = 0;
-  std::string_view norm_view;
-  Status s = Normalize(text, workspace, workspace_bytes, &norm_view);
+  if (!status_.ok()) return status_;
+  Status s = CheckUtf8(text);
   if (!s.ok()) return s;
-  const size_t n = norm_view.size();
-  if (n == 0) return Status::Ok();
   Workspace ws;
   s = LayoutWorkspace(workspace, workspace_bytes, &ws);
   if (!s.ok()) return s;
-  const char* norm = norm_view.data();
+  // Language codes first, as MarianTokenizer does before sentencepiece. The text without them is
+  // copied into the Viterbi arrays, which are free until normalization is done.
+  int code_id = -1;
+  std::string_view rest;
+  s = StripLanguageCodes(text, reinterpret_cast<char*>(ws.score), size_t(ws.norm - reinterpret_cast<char*>(ws.score)),
+                         &code_id, &rest);
+  if (!s.ok()) return s;
+  const int num_code = code_id >= 0 ? 1 : 0;
+  size_t n = 0;
+  s = NormalizeInto(rest, ws.norm, ws.cap, &n);
+  if (!s.ok()) return s;
+  if (n == 0) {
+    if (num_code > capacity) return Status(StatusCode::kOutOfRange, "tokenizer: input has 1 token, more than the capacity of 0");
+    if (num_code) ids[0] = code_id;
+    *num_ids = num_code;
+    return Status::Ok();
+  }
+  const char* norm = ws.norm;
 
   // Viterbi over byte positions, exactly as sentencepiece's unigram EncodeOptimized (including
   // its mixed float/double score arithmetic and tie-breaking).
@@ -574,12 +671,13 @@ Status SpmTokenizer::Encode(std::string_view text, void* workspace, size_t works
     return count - k;
   };
   const int count = walk(nullptr, 0);
-  if (count > capacity) {
-    return Status(StatusCode::kOutOfRange, "tokenizer: input has " + std::to_string(count) +
+  if (count > capacity - num_code) {
+    return Status(StatusCode::kOutOfRange, "tokenizer: input has " + std::to_string(count + num_code) +
                                                " tokens, more than the capacity of " + std::to_string(capacity));
   }
-  walk(ids, count);
-  *num_ids = count;
+  if (num_code) ids[0] = code_id;
+  walk(ids + num_code, count);
+  *num_ids = count + num_code;
   return Status::Ok();
 }
 

@@ -1,15 +1,23 @@
 // Runtime SentencePiece (unigram) tokenizer, reading the tokenizer tables stored in the model
 // file (detail::SpmView + detail::VocabView). No protobuf, no .spm file, no trie built at run
 // time. Gives the same ids as libsentencepiece + HF MarianTokenizer:
-//   ids = [vocab.get(p, vocab["<unk>"]) for p in sp.encode(text, out_type=str)]
+//   code, rest = remove_language_code(text)
+//   ids = [vocab.get(p, vocab["<unk>"]) for p in code + sp.encode(rest, out_type=str)]
 // and decodes like MarianTokenizer.decode(ids, skip_special_tokens=True).
+//
+// Language codes (OPUS-MT multilingual models, e.g. ">>deu<<"), as MarianTokenizer of
+// transformers 4.2x handles them: the matches of its regex ">>.+<<" (greedy, not across '\n')
+// are removed from the text before sentencepiece; a match at the very start of the text becomes
+// the first token, looked up in the vocab (<unk> when absent). A code elsewhere is dropped
+// without a token. Greedy means ">>fra<< >>deu<< x" yields the one token ">>fra<< >>deu<<"
+// (<unk>) and "x", and ">>deu<< a<<b" yields ">>deu<< a<<" (<unk>) and "b", exactly as HF does.
 //
 // Encode and Decode never allocate on success and are safe to call concurrently on one
 // SpmTokenizer (they only read the views); scratch memory comes from the caller.
 //
 // Not modelled (MarianTokenizer does these before/after sentencepiece): splitting the input on
-// literal special-token text such as "</s>" (encoded here as ordinary characters), ">>xx<<"
-// target-language codes, and decode's optional clean_up_tokenization_spaces (" ." -> ".").
+// literal special-token text such as "</s>" (encoded here as ordinary characters), and decode's
+// optional clean_up_tokenization_spaces (" ." -> ".").
 #pragma once
 
 #include <cstddef>
@@ -37,7 +45,8 @@ class SpmTokenizer {
   static constexpr size_t kMaxNormalizedPerInputByte = 4;
   static size_t WorkspaceBytes(size_t max_input_bytes);
 
-  // text -> model vocab ids (via to_vocab), WITHOUT the final </s>.
+  // text -> model vocab ids (via to_vocab), WITHOUT the final </s>; a leading language code
+  // is the first id (see above).
   // kInvalidArgument: invalid UTF-8 (the message gives the byte offset).
   // kOutOfRange: workspace too small for this input, or more than `capacity` ids.
   Status Encode(std::string_view text, void* workspace, size_t workspace_bytes, int32_t* ids,
@@ -50,8 +59,8 @@ class SpmTokenizer {
   // kInvalidArgument: an id outside [0, vocab size). kOutOfRange: more than `capacity` bytes.
   Status Decode(const int32_t* ids, int n, char* out, size_t capacity, size_t* out_len) const;
 
-  // Normalized text exactly as sentencepiece's Normalizer produces it (for tests/diagnostics);
-  // the view points into `workspace`.
+  // Normalized text exactly as sentencepiece's Normalizer produces it (for tests/diagnostics;
+  // language codes are not removed); the view points into `workspace`.
   Status Normalize(std::string_view text, void* workspace, size_t workspace_bytes,
                    std::string_view* normalized) const;
 
@@ -72,6 +81,11 @@ class SpmTokenizer {
   void ForEachPrefixPiece(const char* s, size_t n, F&& f) const;
   int FindPiece(std::string_view piece) const;  // exact match, -1 if absent
   int FindVocab(std::string_view piece) const;  // linear scan, -1 if absent
+  // Language codes: *code_id = vocab id of the code at the start of `text` (-1: none); *rest =
+  // `text` without any code (copied into `scratch` when there was one; kOutOfRange if it does
+  // not fit).
+  Status StripLanguageCodes(std::string_view text, char* scratch, size_t scratch_bytes, int* code_id,
+                            std::string_view* rest) const;
   int VocabForSurface(std::string_view surface) const;
 
   const detail::SpmView* spm_;
@@ -83,6 +97,7 @@ class SpmTokenizer {
   bool has_user_defined_ = false;
   int vocab_unk_ = 0;                       // vocab id of "<unk>" (HF unk fallback)
   int skip_ids_[3] = {-1, -1, -1};          // vocab ids of </s>, <unk>, <pad>
+  int code_lo_ = 0, code_hi_ = 0;           // vocab ids [lo, hi) hold every ">>...<<" entry
   int32_t first_lo_[256] = {}, first_hi_[256] = {};  // sorted_pieces range per first byte
   int32_t byte_vocab_[256] = {};            // byte fallback: vocab id of "<0xXX>"
   const uint8_t* trie_ = nullptr;           // charsmap double array (little-endian u32 units)

@@ -2,7 +2,7 @@
 """Writes a random-initialised HF MarianMT checkpoint directory (seeded, deterministic).
 
   /usr/bin/python3 tests/reference/make_random_checkpoint.py OUT_DIR --preset big-relu-sep [--seed 1]
-      [--set dtype=\"BF16\" --set untied_lm_head=true ...]   (values are JSON)
+      [--fixed-length] [--set dtype=\"BF16\" --set untied_lm_head=true ...]   (values are JSON)
 
 Contents: config.json, generation_config.json, model.safetensors (written by hand, F32/F16/BF16),
 source.spm, target.spm, vocab.json, tokenizer_config.json copied from models/marian-en-de-tiny,
@@ -20,9 +20,30 @@ Separate vocabularies (share_encoder_decoder_embeddings=false, tokenizer separat
     (HF uses pad_token_id only on the decoder side: decoder start, never-generated token).
     The source <pad> (8000) is never a model input except as padding, which is masked.
 Shared vocabulary: one table `model.shared.weight` [8001, d], ids as in the demo.
+Language codes (lang_codes, e.g. [">>deu<<", ">>fra<<"]; preset "multi"): OPUS-MT multilingual
+vocabularies hold target-language tokens that are not sentencepiece pieces. They are appended to
+the source vocabulary after <pad> (ids 8001, 8002, ...; vocab_size grows, vocab.json is written
+instead of copied); see vocab_with_codes().
 Output projection: tied to the decoder table (no lm_head.weight) unless untied_lm_head
 (tie_word_embeddings=false and a separate random `lm_head.weight`; preset "small").
 store_positions=false leaves out `*.embed_positions.weight` (the sinusoid must be computed).
+Larger shared vocabularies (vocab_size > 8001; presets "tiny32k", "base"): the demo's vocab.json
+plus output-only pieces appended after it (ids 8001 .. vocab_size-1, see extended_vocab()): the
+SentencePiece models stay the demo's, so sources segment exactly as with the demo model and
+only the embedding / output projection grow to the deployed size.
+
+Deployment shapes (presets for the benchmarks, bench/run_shapes.py; shared vocabulary, tied
+output projection, fp32 safetensors):
+  demo     the bundled models/marian-en-de-tiny's config (d 256, 4 heads, 6+2 layers, FFN 1024,
+           swish, 8,001 ids), random weights;
+  tiny32k  Bergamot/Firefox "tiny" students (browsermt/students: dim-emb 256, 8 heads, 6 encoder +
+           2 decoder layers, FFN 1536, relu, 32k vocabulary; ~17 M parameters);
+  base     Helsinki-NLP OPUS-MT base (d 512, 8 heads, 6+6 layers, FFN 2048, swish, 58,101 ids,
+           512 positions; ~74 M parameters).
+Fixed decode length (fixed_length=true, --fixed-length): final_logits_bias[</s>] =
+FIXED_LENGTH_EOS_BIAS (and no eos_clock), so </s> is never chosen by itself: every sentence runs
+to the caller's length cap, where </s> is forced (mtlite --max-length N / HF max_length N+1: N-1
+ids + the forced </s>), and every engine decodes the same number of steps.
 
 Initialisation (numpy PCG64(seed), standard normals, float32): linear weights N(0, 1/sqrt(d)),
 then out_proj and fc2 weights x sublayer_gain (0.5: the residual stream, i.e. the input token,
@@ -52,6 +73,20 @@ sys.path.insert(0, HERE)
 from marian_ref import marian_sinusoid, write_safetensors  # noqa: E402
 
 DEMO = os.path.join(ROOT, "models", "marian-en-de-tiny")
+# final_logits_bias at </s> for fixed_length: far below any logit of these models (|logit| < 100),
+# exactly representable in F16 and BF16, finite (no inf/NaN in log_softmax or the beam scores).
+FIXED_LENGTH_EOS_BIAS = -1.0e4
+
+
+def _demo_shape():
+    """The bundled demo model's architecture as build() arguments (read from its config.json)."""
+    with open(os.path.join(DEMO, "config.json")) as f:
+        c = json.load(f)
+    return dict(d_model=c["d_model"], enc_heads=c["encoder_attention_heads"],
+                dec_heads=c["decoder_attention_heads"], enc_layers=c["encoder_layers"],
+                dec_layers=c["decoder_layers"], enc_ffn=c["encoder_ffn_dim"], dec_ffn=c["decoder_ffn_dim"],
+                activation=c["activation_function"], vocab_size=c["vocab_size"],
+                max_positions=c["max_position_embeddings"])
 
 PRESETS = {
     # the shapes asked for: d 512, 8 heads, 3+3 layers, FFN 2048
@@ -66,17 +101,68 @@ PRESETS = {
                   dec_ffn=256, activation="gelu_new", target_vocab=0, dtype="BF16",
                   scale_embedding=False, untied_lm_head=True, store_positions=False,
                   logit_gain=2.0, eos_clock=5.0, eos_bias=0.0),
+    # "small" with OPUS-MT multilingual language tokens in the (shared) vocabulary
+    "multi": dict(d_model=64, enc_heads=4, dec_heads=4, enc_layers=2, dec_layers=2, enc_ffn=256,
+                  dec_ffn=256, activation="gelu_new", target_vocab=0, dtype="BF16",
+                  scale_embedding=False, untied_lm_head=True, store_positions=False,
+                  logit_gain=2.0, eos_clock=5.0, eos_bias=0.0,
+                  lang_codes=[">>deu<<", ">>fra<<", ">>xx<<", ">>por<<", ">>zho_Hans<<", ">>ünï<<"]),
     "small-sep": dict(d_model=64, enc_heads=2, dec_heads=4, enc_layers=1, dec_layers=2, enc_ffn=128,
                       dec_ffn=192, activation="swish", target_vocab=3001, dtype="F32",
                       logit_gain=2.0, eos_clock=3.0, eos_bias=0.0, sublayer_gain=0.8),
+    # deployment shapes (module docstring); usually built with fixed_length for the benchmarks
+    "demo": dict(_demo_shape(), dtype="F32", logit_gain=2.0, eos_clock=5.0, eos_bias=0.0),
+    "tiny32k": dict(d_model=256, enc_heads=8, dec_heads=8, enc_layers=6, dec_layers=2, enc_ffn=1536,
+                    dec_ffn=1536, activation="relu", vocab_size=32000, max_positions=256, dtype="F32",
+                    logit_gain=2.0, eos_clock=5.0, eos_bias=0.0),
+    "base": dict(d_model=512, enc_heads=8, dec_heads=8, enc_layers=6, dec_layers=6, enc_ffn=2048,
+                 dec_ffn=2048, activation="swish", vocab_size=58101, max_positions=512, dtype="F32",
+                 logit_gain=2.0, eos_clock=5.0, eos_bias=0.0),
 }
+
+
+def vocab_with_codes(lang_codes=()):
+    """The demo's vocab.json {piece: id} with each language code not already in it appended."""
+    with open(os.path.join(DEMO, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    for code in lang_codes:
+        if code not in vocab:
+            vocab[code] = len(vocab)
+    return vocab
+
+
+def _extra_piece(i):
+    """The i-th output-only piece: '\u2581' + a bijective base-26 numeral of lowercase letters,
+    at least 4 letters ('\u2581aaaa', '\u2581aaab', ...)."""
+    n = i + 26 ** 3 + 26 ** 2 + 26  # skip the 1..3-letter numerals
+    letters = []
+    while n >= 0:
+        n, r = divmod(n, 26)
+        letters.append(chr(ord("a") + r))
+        n -= 1
+    return "\u2581" + "".join(reversed(letters))
+
+
+def extended_vocab(vocab, size):
+    """vocab {piece: id} (dense ids 0..len-1) grown to `size` ids with output-only pieces that are
+    not in it (_extra_piece order, ids len(vocab), len(vocab)+1, ...)."""
+    if size < len(vocab):
+        raise ValueError(f"vocab_size {size} is smaller than the demo vocabulary ({len(vocab)} ids)")
+    out = dict(vocab)
+    i = 0
+    while len(out) < size:
+        p = _extra_piece(i)
+        i += 1
+        if p not in out:
+            out[p] = len(out)
+    return out
 
 
 def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, dec_ffn,
           activation, target_vocab=0, dtype="F32", seed=1, std=None, embed_std=None,
           eos_bias=None, scale_embedding=True, untied_lm_head=False, store_positions=True,
           max_positions=256, anti_repeat=True, sublayer_gain=0.5, eos_clock=0.0,
-          eos_clock_start=10, logit_gain=1.0):
+          eos_clock_start=10, logit_gain=1.0, lang_codes=(), vocab_size=0, fixed_length=False):
     rng = np.random.Generator(np.random.PCG64(seed))
     d = d_model
     std = std if std is not None else 1.0 / np.sqrt(d)
@@ -89,8 +175,14 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
     def normal(shape, s):
         return (rng.standard_normal(size=shape) * s).astype(np.float32)
 
-    with open(os.path.join(DEMO, "vocab.json")) as f:
-        src_vocab = json.load(f)
+    src_vocab = vocab_with_codes(lang_codes)
+    grown = vocab_size > len(src_vocab)
+    if vocab_size:
+        if target_vocab:
+            raise ValueError("vocab_size applies to a shared vocabulary (target_vocab = 0)")
+        src_vocab = extended_vocab(src_vocab, vocab_size)
+    if fixed_length:
+        eos_clock = 0.0
     vs = len(src_vocab)
     eos, unk, src_pad = src_vocab["</s>"], src_vocab["<unk>"], src_vocab["<pad>"]
     separate = bool(target_vocab)
@@ -146,7 +238,10 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
         if k.endswith("out_proj.weight") or k.endswith("fc2.weight"):
             w[k] = (w[k] * np.float32(sublayer_gain)).astype(np.float32)
     fb = normal((1, vt), 0.1)
-    fb[0, eos] += eos_bias
+    if fixed_length:
+        fb[0, eos] = FIXED_LENGTH_EOS_BIAS
+    else:
+        fb[0, eos] += eos_bias
     w["final_logits_bias"] = fb
     if untied_lm_head:
         w["lm_head.weight"] = normal((vt, d), head_std)
@@ -192,6 +287,9 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
         json.dump(gen, f, indent=2)
     for fn in ("source.spm", "target.spm", "vocab.json"):
         shutil.copyfile(os.path.join(DEMO, fn), os.path.join(out, fn))
+    if lang_codes or grown:
+        with open(os.path.join(out, "vocab.json"), "w", encoding="utf-8") as f:
+            json.dump(src_vocab, f, ensure_ascii=False, indent=1)
     tok = {"source_lang": "en", "target_lang": "de", "model_max_length": 256,
            "separate_vocabs": separate, "tokenizer_class": "MarianTokenizer"}
     with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
@@ -209,15 +307,19 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--preset", choices=sorted(PRESETS), default="small")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--fixed-length", action="store_true",
+                    help="</s> is never chosen: outputs run to the length cap (bench/run_shapes.py)")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=JSON",
                     help="override a build() argument, e.g. --set eos_bias=2 --set dtype='\"F16\"'")
     a = ap.parse_args()
     kw = dict(PRESETS[a.preset])
+    if a.fixed_length:
+        kw["fixed_length"] = True
     for item in a.set:
         k, _, v = item.partition("=")
         kw[k] = json.loads(v)
     build(a.out, seed=a.seed, **kw)
-    print(f"wrote {a.out} ({a.preset}, seed {a.seed})")
+    print(f"wrote {a.out} ({a.preset}, seed {a.seed}{', fixed length' if a.fixed_length else ''})")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,12 @@ Inputs are split on b"\\n" only (lines may hold \\r, U+2028, ... as text). Outpu
                      (variant_<v>.model, vocab = the model's own pieces), on adversarial.txt, multi30k.val.en
                      and tatoeba.dev.de; variant_flags.bytes.ids / .decoded: hand-made byte-piece sequences.
 
+  lang_codes.jsonl   OPUS-MT language codes (">>deu<<"): one JSON object per input of LANG_CODE_INPUTS with
+                     the source and target ids (no </s>) and decode(target ids), for the vocabulary of the
+                     "multi" random checkpoint (make_random_checkpoint.py: the demo's vocab.json plus codes);
+  lang_codes.vocab.json  the entries that vocabulary adds to the demo's vocab.json.
+                     Oracle: MarianTokenizer of transformers 4.2x, reimplemented in marian_tokenize() below.
+
 `--train` first retrains the variant models (they are committed; retraining may change them):
   variant_flags   nmt_nfkc_cf, no dummy prefix, extra whitespace kept, user-defined and control symbols,
                   byte fallback, pad id 3
@@ -24,6 +30,7 @@ Inputs are split on b"\\n" only (lines may hold \\r, U+2028, ... as text). Outpu
 """
 import json
 import os
+import re
 import sys
 
 import sentencepiece as spm
@@ -141,10 +148,61 @@ def variant_goldens():
             write_decoded(os.path.join(OUT, name + ".bytes.decoded"), [decode(r) for r in rows])
 
 
+# MarianTokenizer (transformers 4.2x, tokenization_marian.py): language_code_re = re.compile(">>.+<<");
+# remove_language_code(text) = ([match at the start of text] or [], language_code_re.sub("", text));
+# _tokenize(text) = code + current_spm.encode(rest, out_type=str); tokens -> ids by vocab.get(t, unk).
+LANGUAGE_CODE_RE = re.compile(">>.+<<")
+
+
+def marian_tokenize(sp, vocab, text):
+    m = LANGUAGE_CODE_RE.match(text)
+    code = [m.group(0)] if m else []
+    rest = LANGUAGE_CODE_RE.sub("", text)
+    return [vocab.get(p, vocab["<unk>"]) for p in code + sp.encode(rest, out_type=str)]
+
+
+LANG_CODE_INPUTS = [
+    ">>deu<< Hello", ">>deu<<Hello", "Hello >>fra<< there", ">>xx<<", ">>unknown<< x",
+    ">>fra<< A man is riding a bike.", ">>por<<  Two dogs play in the snow. ", ">>zho_Hans<< Ein Mann",
+    ">>\u00fcn\u00ef<< caf\u00e9", ">>deu<<", " >>deu<< leading space", "\t>>deu<< tab",
+    ">>fra<< >>deu<< two codes (greedy: one token)", ">>deu<< We use cout<< to print", ">>deu<< a<<b",
+    "x >>deu<< y >>fra<< z", ">><< no character between", ">>><< one bracket", ">>>deu<< three",
+    ">>deu<<< three", ">>d<<", ">> deu << spaced", ">>deu", "deu<<", "<<deu>> reversed", ">>>>", "<<<<",
+    ">>\n<<", ">>deu<<\n>>fra<< two lines", ">>de\nu<< split by a newline", "Hello\n>>fra<< second line",
+    ">>deu<<\r\nx", ">>DEU<< case", ">>deu<<>>fra<<", "<unk> >>deu<< </s>", ">>\u2581deu<< x",
+    ">>deu<<\u0301 combining mark", "e>>deu<<\u0301 joins", "\uff1e\uff1edeu\uff1c\uff1c fullwidth", "",
+    "plain text without codes",
+]
+
+
+def lang_code_goldens():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from make_random_checkpoint import PRESETS, vocab_with_codes
+    vocab = vocab_with_codes(PRESETS["multi"]["lang_codes"])
+    id_to_piece = {v: k for k, v in vocab.items()}
+    special = {vocab[t] for t in SPECIAL}
+    source = spm.SentencePieceProcessor(model_file=os.path.join(MODEL, "source.spm"))
+    target = spm.SentencePieceProcessor(model_file=os.path.join(MODEL, "target.spm"))
+    with open(os.path.join(OUT, "lang_codes.jsonl"), "w", encoding="utf-8", newline="\n") as f:
+        for text in LANG_CODE_INPUTS:
+            src = marian_tokenize(source, vocab, text)
+            tgt = marian_tokenize(target, vocab, text)
+            decoded = target.decode_pieces([id_to_piece[i] for i in tgt if i not in special]).strip()
+            f.write(json.dumps({"text": text, "source_ids": src, "target_ids": tgt, "decoded": decoded},
+                               ensure_ascii=False) + "\n")
+    with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
+        demo = json.load(f)
+    with open(os.path.join(OUT, "lang_codes.vocab.json"), "w", encoding="utf-8", newline="\n") as f:
+        json.dump({k: v for k, v in vocab.items() if k not in demo}, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    print(f"lang_codes: {len(LANG_CODE_INPUTS)} inputs")
+
+
 def main():
     if "--train" in sys.argv[1:]:
         train_variants()
     variant_goldens()
+    lang_code_goldens()
     m = Marian()
     sets = [("multi30k.val.en", m.source), ("multi30k.val.de", m.target),
             ("tatoeba.dev.en", m.source), ("tatoeba.dev.de", m.target)]

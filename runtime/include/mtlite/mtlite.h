@@ -30,7 +30,15 @@ typedef struct {
   int max_batch, max_source_tokens, max_target_tokens, max_beam, max_n_best, max_input_bytes;
   int alignments; /* bool */
   int num_threads;
+  int profiling;      /* bool: reserve the profiler's records */
+  int profile_events; /* trace events kept per call (0: enough for a max-length call) */
 } mtlite_limits;
+
+/* Token streaming (see mtlite::StreamEvent in mtlite.hpp): greedy reports every new token, beam
+ * every change of the best running hypothesis, and each sentence ends with final = 1 and its
+ * result. Called on the translating thread; the views live for the call only. */
+typedef void (*mtlite_stream_fn)(void* user, size_t sentence, const int32_t* ids, int num_ids, const char* text,
+                                 size_t text_len, int final);
 
 typedef struct {
   int beam_size, max_length;
@@ -38,6 +46,10 @@ typedef struct {
   int max_length_offset;
   float length_penalty;
   int n_best, return_scores, return_alignments, alignment_layer;
+  int profile; /* bool: profile this call (needs mtlite_limits.profiling) */
+  mtlite_stream_fn stream; /* NULL: no streaming */
+  void* stream_user;
+  int use_shortlist; /* bool: restrict the output vocabulary (the model's shortlist section) */
 } mtlite_options;
 
 typedef struct {
@@ -65,12 +77,59 @@ mtlite_status mtlite_translator_create(const mtlite_model* model, const mtlite_l
 size_t mtlite_translator_arena_bytes(const mtlite_translator* translator);
 void mtlite_translator_free(mtlite_translator* translator);
 
+/* ---- Caller-owned memory (firmware; docs/deploy.md) --------------------------------------------
+ * The model's tables and handle go into caller storage, the translator's objects and buffers into
+ * a caller arena; with int8 weights and num_threads 1 nothing is allocated on the heap, from
+ * loading to the last translation. Both buffers must be 64-byte aligned (e.g.
+ * `static uint8_t arena[N] __attribute__((aligned(64)));`) and outlive what is placed in them;
+ * mtlite_model_free / mtlite_translator_free run the destructors and free nothing.
+ * `mtlite info MODEL --limits B,S,T,BEAM --header arena.h` writes both sizes as C macros. */
+
+/* Bytes of storage mtlite_model_from_buffer_storage needs for the model at data[0, size). */
+mtlite_status mtlite_model_storage_bytes(const void* data, size_t size, size_t* bytes);
+/* As mtlite_model_from_buffer; `storage` holds the model's tables and handle. Differs from it in
+ * one detail only: the config's banned ids leave out <pad>, which every search masks anyway. */
+mtlite_status mtlite_model_from_buffer_storage(const void* data, size_t size, int verify_checksums, void* storage,
+                                               size_t storage_bytes, mtlite_model** out);
+/* Bytes of arena mtlite_translator_create_in_arena needs for these limits (NULL: defaults). */
+mtlite_status mtlite_arena_bytes(const mtlite_model* model, const mtlite_limits* limits, size_t* bytes);
+/* As mtlite_translator_create, placed in arena[0, arena_bytes): MTLITE_RESOURCE_EXHAUSTED (the
+ * message says how many bytes are needed) when it is too small. */
+mtlite_status mtlite_translator_create_in_arena(const mtlite_model* model, const mtlite_limits* limits, void* arena,
+                                                size_t arena_bytes, mtlite_translator** out);
+
 /* texts[i] of lengths[i] bytes (lengths may be NULL: NUL-terminated). No heap allocation. */
 mtlite_status mtlite_translate(mtlite_translator* translator, const char* const* texts, const size_t* lengths,
                                size_t n, const mtlite_options* options);
 int mtlite_result_count(const mtlite_translator* translator, size_t sentence);
 mtlite_status mtlite_result_get(const mtlite_translator* translator, size_t sentence, int k,
                                 mtlite_hypothesis* out);
+
+/* Profile of the translator's last call (options.profile), valid until its next call. Names are
+ * static strings (docs/profiling.md). MTLITE_OUT_OF_RANGE when the last call was not profiled. */
+typedef struct {
+  uint64_t wall_ns;
+  int threads, sentences, steps;
+  size_t num_entries, num_events, dropped_events;
+} mtlite_profile_summary;
+typedef struct {
+  const char* op;
+  const char* component;
+  const char* parent;
+  int layer; /* -1: not a per-layer op */
+  uint64_t calls, total_ns, bytes, macs;
+} mtlite_profile_entry;
+typedef struct {
+  const char* op;
+  int layer, lane, depth, step;
+  uint64_t start_ns, end_ns, bytes, macs;
+  int m, n, k;
+} mtlite_profile_event;
+
+mtlite_status mtlite_profile_summary_get(const mtlite_translator* translator, mtlite_profile_summary* out);
+/* Entries with calls == 0 are included (every op x layer); skip them. */
+mtlite_status mtlite_profile_entry_get(const mtlite_translator* translator, size_t i, mtlite_profile_entry* out);
+mtlite_status mtlite_profile_event_get(const mtlite_translator* translator, size_t i, mtlite_profile_event* out);
 
 #ifdef __cplusplus
 }

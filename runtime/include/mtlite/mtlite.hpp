@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,6 +27,11 @@ enum class StatusCode : int {
 
 const char* StatusCodeName(StatusCode code);
 
+class Status;
+namespace detail {
+[[noreturn]] void DieOnErrorAccess(const Status& status);
+}  // namespace detail
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
@@ -41,22 +47,33 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+// A value or an error (ExecuTorch's Result is the model). Accessing the value of an error is a
+// programming error: value(), * and -> check ok() and, if it is false, print the status to stderr
+// and abort instead of handing out an empty value. Check ok() first (or use value_or).
 template <class T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}           // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {}   // NOLINT
+  Result(Status status) : status_(std::move(status)) {    // NOLINT
+    if (status_.ok()) status_ = Status(StatusCode::kInternal, "Result constructed from an OK status without a value");
+  }
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  T& value() & { return value_; }
-  T&& value() && { return std::move(value_); }
-  const T& value() const& { return value_; }
-  T* operator->() { return &value_; }
-  T& operator*() { return value_; }
+  T& value() & { Check(); return *value_; }
+  T&& value() && { Check(); return std::move(*value_); }
+  const T& value() const& { Check(); return *value_; }
+  T value_or(T fallback) const& { return ok() ? *value_ : std::move(fallback); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
 
  private:
+  void Check() const {
+    if (!ok()) detail::DieOnErrorAccess(status_);
+  }
   Status status_;
-  T value_{};
+  std::optional<T> value_;
 };
 
 enum class WeightType { kF32, kF16, kInt8 };
@@ -88,8 +105,23 @@ struct LoadOptions {
   bool verify_checksums = false;  // CRC32C of every data buffer (reads all weights once)
 };
 
+// One row of a model file's size profile (Model::SizeProfile).
+struct SizeComponent {
+  // "embeddings/output", "positions", "final_logits_bias", "encoder.layer.<i>",
+  // "decoder.layer.<i>.self_attn" / ".cross_attn" / ".ffn", ["other tensors"], "tokenizer",
+  // "flatbuffer structure/config/metadata", "padding (64-byte alignment)"
+  std::string name;
+  uint64_t bytes = 0;
+  // What the bytes are, sorted: "f32", "f16", "int8" (tensors; int8 scales are f32), "bytes"
+  // (charsmaps), "strings", "flatbuffer", "zero". Empty for a component with no bytes.
+  std::vector<std::string> dtypes;
+};
+
 class Tokenizer;  // runtime SentencePiece (see runtime/src/tokenizer.h)
-namespace detail { struct ModelData; }
+namespace detail {
+struct ModelData;
+struct TestingAccess;
+}  // namespace detail
 
 // Immutable after loading; safe to share across threads and translators.
 class Model {
@@ -101,17 +133,40 @@ class Model {
   // unchanged for the Model's lifetime, and be 64-byte aligned for in-place SIMD reads.
   static Result<std::shared_ptr<const Model>> FromBuffer(const void* data, size_t size,
                                                          const LoadOptions& options = {});
+
+  // Caller-owned storage (firmware; see docs/deploy.md). The loader's tables (layer views,
+  // tokenizer piece/vocab views, the checksum list), the Model object and its shared_ptr control
+  // block are placed in `storage` (64-byte aligned, at least StorageBytes(data, size) bytes), so
+  // loading a valid model allocates nothing on the heap. Both buffers must outlive the Model (the
+  // last shared_ptr); releasing it runs the destructor and frees nothing. The one difference to
+  // the allocating loaders: config().bad_word_ids leaves out <pad>, which every search masks
+  // anyway (Marian's usual bad_words_ids [[pad]] then costs no std::vector allocation); other
+  // banned ids are kept (and do allocate the vector). A too small `storage` is
+  // kResourceExhausted with the number of bytes needed.
+  static Result<std::shared_ptr<const Model>> FromBuffer(const void* data, size_t size, void* storage,
+                                                         size_t storage_bytes, const LoadOptions& options = {});
+  // Bytes of `storage` the overload above needs for the model at data[0, size) (runs the
+  // FlatBuffers verifier; kInvalidModel if the buffer is no mtlite model).
+  static Result<size_t> StorageBytes(const void* data, size_t size);
   ~Model();
   const ModelConfig& config() const;
   size_t file_size() const;
+  // True when the file has an output-vocabulary shortlist (TranslateOptions::use_shortlist).
+  bool has_shortlist() const;
   // Checks every data buffer's CRC32C; kChecksumMismatch names the first bad tensor.
   Status VerifyChecksums() const;
+  // Bytes of the file per component, in model order (embeddings, positions, final_logits_bias,
+  // encoder layers, decoder layers, then tokenizer, FlatBuffer structure, padding); the rows
+  // sum exactly to file_size(). Components of the model's shape are listed even when empty.
+  std::vector<SizeComponent> SizeProfile() const;
 
   const detail::ModelData& data() const { return *data_; }
 
  private:
-  Model();
-  std::unique_ptr<detail::ModelData> data_;
+  Model();                                 // heap ModelData, owned
+  explicit Model(detail::ModelData* data); // placed in caller storage, destroyed in place
+  detail::ModelData* data_;
+  bool owns_data_;
 };
 
 // Declared limits; the arena is sized for them once, at Translator creation.
@@ -124,7 +179,25 @@ struct TranslatorLimits {
   int max_input_bytes = 4096;    // UTF-8 bytes per input sentence
   bool alignments = false;       // reserve space for alignment matrices
   int num_threads = 1;
+  bool profiling = false;        // reserve the profiler's records (TranslateOptions::profile)
+  int profile_events = 0;        // trace events kept per call (0: enough for a max-length call)
 };
+
+// Token streaming: called during a translate call, on the calling thread.
+//  greedy: after every generated token of a sentence, with the tokens so far (without </s>) and
+//          their detokenized text;
+//  beam:   whenever the sentence's best running hypothesis changes;
+//  both:   once more per sentence with final = true and the final best hypothesis (the same ids and
+//          text as the call's result).
+// The views are valid during the call only. The callback must not call into this Translator.
+struct StreamEvent {
+  size_t sentence = 0;
+  const int32_t* ids = nullptr;
+  int num_ids = 0;
+  std::string_view text;
+  bool final = false;
+};
+using StreamCallback = void (*)(const StreamEvent& event, void* user);
 
 struct TranslateOptions {
   int beam_size = 1;             // 1 = greedy
@@ -136,6 +209,47 @@ struct TranslateOptions {
   bool return_scores = false;
   bool return_alignments = false;
   int alignment_layer = -1;      // decoder layer whose cross-attention is averaged (-1 = last)
+  bool profile = false;          // record spans (needs TranslatorLimits::profiling); see last_profile()
+  // Vocabulary shortlist (the model file's optional section, `mtlite shortlist`): the output
+  // projection, log-softmax and search run over the batch's candidate target tokens only (the union
+  // of the source tokens' lists, the always-allowed tokens, </s>). kUnsupported if the model has none.
+  bool use_shortlist = false;
+  StreamCallback stream = nullptr;  // token streaming (see StreamEvent); no heap allocation
+  void* stream_user = nullptr;
+};
+
+// Profiling results of a translate call (TranslateOptions::profile). Views into the arena, valid
+// until the next call. Names are static strings; see docs/profiling.md.
+struct ProfileEntry {           // one op at one layer, aggregated over the call (calling thread)
+  const char* op = "";          // e.g. "decoder.cross_attn.attention"
+  const char* component = "";   // "tokenizer", "encoder", "cross_kv", "decoder.self_attn", ...
+  const char* parent = "";      // the op it nests in ("" for "translate")
+  int layer = -1;               // -1: not a per-layer op
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+  uint64_t bytes = 0;           // weight bytes read (linear layers) or K/V bytes read (attention)
+  uint64_t macs = 0;            // multiply-accumulates
+};
+struct ProfileEvent {           // one span of the trace
+  const char* op = "";
+  int layer = -1;
+  int lane = 0;                 // 0: the calling thread; 1..: thread-pool workers
+  int depth = 0;                // nesting depth in its lane
+  int step = -1;                // decoder step, or -1
+  uint64_t start_ns = 0, end_ns = 0;  // from the start of the call
+  uint64_t bytes = 0, macs = 0;
+  int m = 0, n = 0, k = 0;      // shape: rows x outputs x inputs (linear), or rows x keys x head dim
+};
+struct ProfileView {
+  const ProfileEntry* entries = nullptr;  // every (op, layer); skip those with calls == 0
+  size_t num_entries = 0;
+  const ProfileEvent* events = nullptr;   // in start order per lane
+  size_t num_events = 0;
+  size_t dropped_events = 0;    // the trace buffer was full (aggregates are still complete)
+  uint64_t wall_ns = 0;         // the whole call
+  int threads = 1;
+  int sentences = 0;
+  int steps = 0;                // decoder steps
 };
 
 // A view into the Translator's arena; valid until the next translate() call.
@@ -167,6 +281,23 @@ struct TranslationResult {
   std::vector<Hypothesis> hypotheses;
 };
 
+// One buffer of a Translator's arena plan (see Translator::PlanArena).
+struct ArenaBufferInfo {
+  std::string name;
+  size_t offset = 0, bytes = 0;
+  std::string first_phase, last_phase;  // live range over the phases of a translate call
+  bool persistent = false;              // lives across calls (results, position tables)
+};
+
+// The arena of a Translator for given limits: named buffers with their live ranges; buffers whose
+// ranges do not intersect share memory (the encoder's activations and the decoder's KV cache).
+struct ArenaPlanInfo {
+  size_t total_bytes = 0;     // the arena
+  size_t unshared_bytes = 0;  // the sum of all buffers, as if none shared memory
+  std::vector<std::string> phases;      // phases of a translate call, in order
+  std::vector<ArenaBufferInfo> buffers; // declaration order
+};
+
 class TranslatorImpl;
 
 // One per thread. Owns a single arena sized from TranslatorLimits; translate()
@@ -175,12 +306,28 @@ class Translator {
  public:
   static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> model,
                                                     const TranslatorLimits& limits = {});
-  // Arena bytes a Translator would need for these limits (no allocation of the arena).
+  // Caller-owned arena (firmware; see docs/deploy.md): the Translator's objects and every buffer
+  // are placed in arena[0, bytes), which must be 64-byte aligned and at least ArenaBytes(model,
+  // limits) long (else kResourceExhausted says how many bytes are needed). With int8 weights
+  // and num_threads 1 nothing is allocated on the heap, not even here (threads > 1 start worker
+  // threads; f32/f16 weights with XNNPACK create its operators). The arena must outlive the
+  // Translator; destroying the Translator (the unique_ptr) runs its destructor and frees nothing.
+  static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> model,
+                                                    const TranslatorLimits& limits, void* arena, size_t bytes);
+  // Arena bytes a Translator needs for these limits (its objects and its planned buffers): what
+  // Create allocates, or what a caller-owned arena must hold. Allocates nothing.
   static Result<size_t> ArenaBytes(const Model& model, const TranslatorLimits& limits);
+  // The per-buffer plan behind ArenaBytes (allocates the description; not for a device's hot path).
+  static Result<ArenaPlanInfo> PlanArena(const Model& model, const TranslatorLimits& limits);
   ~Translator();
+  // Translators live in their arena (a heap block from Create, or the caller's): deleting one
+  // frees the heap block, or nothing for a caller-owned arena.
+  static void operator delete(void* p);
 
   size_t arena_bytes() const;
   const TranslatorLimits& limits() const;
+  // The profile of the last translate call, or null if it was not profiled (or failed).
+  const ProfileView* last_profile() const;
 
   // Zero-allocation entry point. `out` receives `n` views into the arena.
   Status TranslateViews(const std::string_view* inputs, size_t n, const TranslateOptions& options,
@@ -202,8 +349,14 @@ class Translator {
                       int target_len, float* logits_out);
 
  private:
-  explicit Translator(std::unique_ptr<TranslatorImpl> impl);
-  std::unique_ptr<TranslatorImpl> impl_;
+  friend struct detail::TestingAccess;
+  struct ImplDeleter {  // the TranslatorImpl lives in the arena: destroy it in place
+    void operator()(TranslatorImpl* impl) const;
+  };
+  explicit Translator(TranslatorImpl* impl);
+  static Result<std::unique_ptr<Translator>> Place(std::shared_ptr<const Model> model, const TranslatorLimits& limits,
+                                                   uint8_t* block, size_t bytes, bool heap_block);
+  std::unique_ptr<TranslatorImpl, ImplDeleter> impl_;
 };
 
 // Text <-> ids with the model's own tokenizer (allocating convenience API).

@@ -1,7 +1,7 @@
 // Damaged-file corpus: the loader rejects truncated, corrupted, crafted and future files with a
 // message (never a crash), and VerifyChecksums / `mtlite info --verify` catch every flipped bit.
 // Also checks the fuzz seed corpus (tests/fuzz/seeds) and can regenerate it:
-//   MTLITE_WRITE_FUZZ_SEEDS=tests/fuzz/seeds ./model_damage_test --gtest_filter='FuzzSeeds.*'
+//   MTLITE_WRITE_FUZZ_SEEDS=tests/fuzz/seeds/model_load ./model_damage_test --gtest_filter='FuzzSeeds.*'
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -400,7 +400,7 @@ TEST(Damage, CallerErrorsAndIo) {
 
 std::vector<std::string> SeedFiles() {
   std::vector<std::string> out;
-  const std::string dir = std::string(MTLITE_SOURCE_DIR) + "/tests/fuzz/seeds";
+  const std::string dir = std::string(MTLITE_SOURCE_DIR) + "/tests/fuzz/seeds/model_load";
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       if (e->d_name[0] != '.') out.push_back(dir + "/" + e->d_name);
@@ -437,7 +437,7 @@ TEST(FuzzSeeds, CommittedSeedsMatchTheirRoles) {
     for (const auto& [name, bytes] : MakeSeeds()) testing::WriteText(std::string(out) + "/" + name, std::string(bytes.begin(), bytes.end()));
   }
   const std::vector<std::string> files = SeedFiles();
-  ASSERT_GE(files.size(), 2u) << "tests/fuzz/seeds is missing";
+  ASSERT_GE(files.size(), 2u) << "tests/fuzz/seeds/model_load is missing";
   size_t total = 0;
   int valid = 0;
   for (const std::string& f : files) {

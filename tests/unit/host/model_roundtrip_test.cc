@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "half.h"
 #include "hf_convert.h"
 #include "kernels.h"
+#include "marian_layout.h"
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
 #include "safetensors.h"
@@ -111,7 +111,7 @@ int CompareWeight(const std::string& name, const detail::WeightView& w, const st
     } else if (w.dtype == WeightType::kF16) {
       const uint16_t* h = static_cast<const uint16_t*>(w.data) + size_t(r) * size_t(w.cols);
       for (int k = 0; k < w.cols; ++k) {
-        const float got = converter::F16ToF32(h[k]);
+        const float got = layout::F16ToF32(h[k]);
         // binary16 round-to-nearest: relative error <= 2^-11, absolute <= 2^-25 below 2^-14.
         if (std::fabs(ref_row[k] - got) > std::max(std::fabs(ref_row[k]) * 0x1p-11f, 0x1p-25f)) fail(r, k, got);
       }
@@ -180,7 +180,9 @@ void ExpectTokenizerMatches(const detail::SpmView& spm, const detail::VocabView&
                    : sp.IsByte(i) ? K::kByte : spm.types[i] == K::kUserDefined ? K::kUserDefined : K::kNormal;
     EXPECT_EQ(int(spm.types[i]), int(want)) << i;
     EXPECT_EQ(spm.to_vocab[i], vocab_json.contains(piece) ? vocab_json[piece].get<int>() : unk) << piece;
-    if (i > 0) EXPECT_LT(spm.pieces[size_t(spm.sorted_pieces[i - 1])], spm.pieces[size_t(spm.sorted_pieces[i])]);
+    if (i > 0) {
+      EXPECT_LT(spm.pieces[size_t(spm.sorted_pieces[i - 1])], spm.pieces[size_t(spm.sorted_pieces[i])]);
+    }
   }
   ASSERT_EQ(vocab.id_to_piece.size(), vocab_json.size());
   for (const auto& [piece, id] : vocab_json.items()) EXPECT_EQ(vocab.id_to_piece[size_t(id.get<int>())], piece);
@@ -321,14 +323,7 @@ TEST_P(TinyRoundTrip, HalfPrecisionCheckpoints) {
 }
 
 TEST_P(TinyRoundTrip, SeparateEmbeddingsUntiedOutputLearnedPositions) {
-  testing::TinyOptions o;
-  o.shared = false;
-  o.tied = false;
-  o.learned_positions = true;
-  o.encoder_layers = 2;
-  o.d_model = 12;  // rows and columns not multiples of 8 / 4
-  o.heads = 3;
-  o.ffn = 20;
+  const testing::TinyOptions o = testing::UncommonTinyOptions();
   testing::TempDir dir;
   Converted c = ConvertTiny(testing::MakeTinyHf(o), GetParam(), dir);
   ASSERT_TRUE(c.model);

@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "half.h"
+#include "marian_layout.h"
 #include "model_writer.h"
 
 namespace mtlite {
@@ -108,11 +108,7 @@ inline std::string SafetensorsBytes(const std::map<std::string, TestTensor>& ten
       if (t.dtype == "F32") {
         data.append(reinterpret_cast<const char*>(&v), 4);
       } else {
-        uint16_t h = t.dtype == "F16" ? converter::F32ToF16(v) : 0;
-        if (t.dtype == "BF16") {
-          const uint32_t b = converter::F32ToBits(v);
-          h = uint16_t((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
-        }
+        const uint16_t h = t.dtype == "F16" ? layout::F32ToF16(v) : layout::F32ToBf16(v);
         data.push_back(char(h & 0xFF));
         data.push_back(char(h >> 8));
       }
@@ -183,17 +179,9 @@ struct TinyHf {
   }
 };
 
-inline std::vector<float> Sinusoid(int positions, int d) {
-  std::vector<float> t(size_t(positions) * size_t(d));
-  for (int p = 0; p < positions; ++p) {
-    for (int i = 0; i < d / 2; ++i) {
-      const double a = p / std::pow(10000.0, 2.0 * i / d);
-      t[size_t(p * d + i)] = float(std::sin(a));
-      t[size_t(p * d + d / 2 + i)] = float(std::cos(a));
-    }
-  }
-  return t;
-}
+// HF's sinusoid table (layout::MarianSinusoid; marian_layout_test checks it against HF's
+// formulation, odd widths included).
+inline std::vector<float> Sinusoid(int positions, int d) { return layout::MarianSinusoidTable(positions, d); }
 
 struct TinyOptions {
   int d_model = 8, heads = 2, encoder_layers = 1, decoder_layers = 1, ffn = 16, max_positions = 16;
@@ -202,6 +190,20 @@ struct TinyOptions {
   std::string dtype = "F32";
   uint32_t seed = 1;
 };
+
+// The less common layout: separate embeddings, untied output, learned positions, two encoder
+// layers, and rows / columns that are not multiples of 8 / 4.
+inline TinyOptions UncommonTinyOptions() {
+  TinyOptions o;
+  o.shared = false;
+  o.tied = false;
+  o.learned_positions = true;
+  o.encoder_layers = 2;
+  o.d_model = 12;
+  o.heads = 3;
+  o.ffn = 20;
+  return o;
+}
 
 inline TinyHf MakeTinyHf(const TinyOptions& o = {}) {
   TinyHf hf;

@@ -1,0 +1,503 @@
+"""mtlite: on-device quantized translation of Marian / OPUS-MT models.
+
+    import mtlite
+    mtlite.convert("opus-mt-en-de", "en-de.mtlite", quantize="int8")   # host builds only
+    model = mtlite.Model("en-de.mtlite")              # memory-mapped, shared by translators
+    tr = mtlite.Translator(model, threads=1, max_batch=16)
+    for r in tr.translate_batch(["A man is riding a bike."], beam_size=4, return_scores=True):
+        print(r.hypotheses[0], r.scores[0])
+
+    for event in tr.translate_stream("Two dogs play in the snow.", beam_size=1):
+        print(event.text, event.final)                # the translation so far, as it grows
+
+A `Model` is immutable and may be shared by any number of translators and threads. A
+`Translator` owns one arena sized from its limits at creation; its calls are serialised, and
+they release the GIL while the model runs, so two Python threads with one translator each
+translate in parallel. `Translator(..., profiling=True)` with `translate_batch(...,
+profile=True)` records where the time goes (`last_profile()`); `Model.info()` gives the size
+profile of the file and the arena plan for given limits.
+
+Errors of the runtime are raised as `mtlite.Error` subclasses carrying its message:
+InvalidArgumentError (also a ValueError), InvalidModelError, ChecksumMismatchError, IoError
+(also an OSError), OutOfRangeError (also a ValueError), UnsupportedError,
+ResourceExhaustedError (also a MemoryError), InternalError; `type(e).code` names the status.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _mtlite
+from ._mtlite import (ChecksumMismatchError, Error, InternalError, InvalidArgumentError, InvalidModelError,
+                      IoError, OutOfRangeError, ResourceExhaustedError, UnsupportedError)
+
+__all__ = [
+    "Model", "Translator", "TranslationResult", "ScoreResult", "StreamEvent", "convert", "version",
+    "Error", "InvalidArgumentError", "InvalidModelError", "ChecksumMismatchError", "IoError",
+    "OutOfRangeError", "UnsupportedError", "ResourceExhaustedError", "InternalError",
+]
+
+__version__: str = _mtlite.version()
+
+PathLike = Union[str, "os.PathLike[str]"]
+Text = Union[str, bytes]
+
+
+def version() -> str:
+    """Version of the mtlite runtime this package was built with."""
+    return _mtlite.version()
+
+
+def _utf8(text: Text, what: str) -> bytes:
+    # str -> UTF-8. Lone surrogates are passed through ("surrogatepass") so that the runtime
+    # rejects them with its own message (invalid UTF-8 at byte offset N).
+    if isinstance(text, bytes):
+        return text
+    if isinstance(text, str):
+        return text.encode("utf-8", "surrogatepass")
+    raise TypeError(f"{what} must be str or bytes, not {type(text).__name__}")
+
+
+class Model:
+    """A converted `.mtlite` model, memory-mapped read-only.
+
+    Immutable after loading: share one Model between translators and threads. The mapping
+    lives as long as the Model or any Translator created from it.
+
+    Args:
+        path: the `.mtlite` file.
+        verify_checksums: check the CRC32C of every data buffer while loading (reads all
+            weights once); a damaged file raises ChecksumMismatchError naming the tensor.
+    """
+
+    def __init__(self, path: PathLike, *, verify_checksums: bool = False) -> None:
+        self._path = os.fspath(path)
+        self._impl = _mtlite._Model(self._path, bool(verify_checksums))
+        self._config: Dict[str, Any] = self._impl.config()
+
+    @property
+    def path(self) -> str:
+        """The file the model was loaded from."""
+        return self._path
+
+    @property
+    def file_size(self) -> int:
+        """Size of the model file in bytes."""
+        return self._impl.file_size
+
+    @property
+    def config(self) -> Dict[str, Any]:
+        """Architecture and tokenizer configuration (a copy)."""
+        return dict(self._config)
+
+    def info(self, *, max_batch: int = 1, max_source_tokens: int = 256, max_target_tokens: int = 256,
+             max_beam: int = 4, max_n_best: Optional[int] = None, max_input_bytes: int = 16384,
+             alignments: bool = False, threads: int = 1, profiling: bool = False,
+             profile_events: int = 0) -> Dict[str, Any]:
+        """Model facts for planning memory (the limits are those of Translator()):
+
+        - "path", "file_size", "version", "config", "limits";
+        - "size_profile": the file's bytes per component, in model order, summing exactly to
+          file_size: a list of {"name", "bytes", "dtypes"} (dtypes: sorted list of "f32",
+          "f16", "int8", "bytes", "strings", "flatbuffer", "zero"; empty for an empty
+          component), as `mtlite info` prints it;
+        - "arena_bytes": the arena a Translator with these limits would allocate (no arena is
+          allocated here);
+        - "arena_plan": how that arena is laid out: {"total_bytes" (== arena_bytes),
+          "unshared_bytes" (the sum of all buffers, as if none shared memory), "phases" (of a
+          translate call, in order), "buffers": a list of {"name", "offset", "bytes",
+          "first_phase", "last_phase", "persistent"}}; buffers whose live ranges (first to
+          last phase) do not intersect may share memory.
+
+        Raises InvalidArgumentError for limits the runtime rejects.
+        """
+        limits = _limits(max_batch, max_source_tokens, max_target_tokens, max_beam, max_n_best,
+                         max_input_bytes, alignments, threads, profiling, profile_events)
+        plan: Dict[str, Any] = self._impl.arena_plan(limits)
+        return {
+            "path": self._path,
+            "file_size": self.file_size,
+            "version": version(),
+            "config": self.config,
+            "limits": limits.as_dict(),
+            "size_profile": self.size_profile(),
+            "arena_bytes": plan["total_bytes"],
+            "arena_plan": plan,
+        }
+
+    def size_profile(self) -> List[Dict[str, Any]]:
+        """The file's bytes per component (see info()["size_profile"]); they sum to file_size."""
+        return self._impl.size_profile()
+
+    def verify_checksums(self) -> None:
+        """Checks every data buffer's CRC32C; raises ChecksumMismatchError naming the first bad one."""
+        self._impl.verify_checksums()
+
+    def encode(self, text: Text, *, target: bool = False, add_eos: bool = True) -> np.ndarray:
+        """Token ids (int32) of `text` with the model's source (or target) tokenizer, as HF
+        MarianTokenizer gives them: a leading `>>xx<<` language code is one token; `</s>` is
+        appended unless add_eos is False."""
+        ids = self._impl.encode(_utf8(text, "text"), bool(target))
+        if add_eos:
+            ids = np.append(ids, np.int32(self._config["eos_id"]))
+        return ids
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Target ids -> text, like MarianTokenizer.decode(ids, skip_special_tokens=True)."""
+        return self._impl.decode(np.asarray(ids, dtype=np.int64).reshape(-1))
+
+    def __repr__(self) -> str:
+        c = self._config
+        return (f"mtlite.Model({self._path!r}, {c['weight_type']}, d_model={c['d_model']}, "
+                f"layers={c['encoder_layers']}+{c['decoder_layers']})")
+
+
+@dataclass(frozen=True)
+class TranslationResult:
+    """Translation of one input: up to n_best hypotheses, best first.
+
+    hypotheses: the texts. ids: generated target ids (int32, without the final </s>).
+    scores: length-penalised log-probabilities (HF: sum_logprob / length**length_penalty) when
+    return_scores was set, else None. alignments: per hypothesis a float32 array
+    [len(ids) + 1, source tokens] of cross-attention weights (last decoder layer by default,
+    mean over heads; the last row is </s>) when return_alignments was set, else None.
+    """
+    hypotheses: List[str]
+    ids: List[np.ndarray]
+    scores: Optional[List[float]] = None
+    alignments: Optional[List[np.ndarray]] = None
+
+    @property
+    def text(self) -> str:
+        """The best hypothesis."""
+        return self.hypotheses[0] if self.hypotheses else ""
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """Teacher-forced score of one (source, target) pair.
+
+    tokens: the target ids scored (int32), ending with </s>. log_probs: float32, the natural-log
+    probability of each token given the source and the tokens before it: log_softmax of the
+    model's raw logits (final_logits_bias included; no pad masking, bad-word or forced-</s>
+    processing, no length penalty). score: their sum (float64).
+    """
+    tokens: np.ndarray
+    log_probs: np.ndarray
+    score: float
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """One event of Translator.translate_stream().
+
+    text: the translation so far (greedy: after every generated token; beam search: the best
+    running hypothesis, which may change, not only grow). ids: its target ids (int32, without
+    </s>). final: True for the last event, whose text and ids equal the result of
+    translate_batch with the same options. time: seconds from the start of the runtime call to
+    this event (measured on the translating thread; the first event's time is the latency to
+    the first token).
+    """
+    text: str
+    ids: np.ndarray
+    final: bool
+    time: float
+
+
+def _record(cls: Any, **fields: Any) -> Any:
+    r = cls()
+    for k, v in fields.items():
+        setattr(r, k, v)
+    return r
+
+
+def _limits(max_batch: int, max_source_tokens: int, max_target_tokens: int, max_beam: int,
+            max_n_best: Optional[int], max_input_bytes: int, alignments: bool, threads: int,
+            profiling: bool = False, profile_events: int = 0) -> Any:
+    return _record(_mtlite._Limits, max_batch=int(max_batch), max_source_tokens=int(max_source_tokens),
+                   max_target_tokens=int(max_target_tokens), max_beam=int(max_beam),
+                   max_n_best=int(max_beam if max_n_best is None else max_n_best),
+                   max_input_bytes=int(max_input_bytes), alignments=bool(alignments), threads=int(threads),
+                   profiling=bool(profiling), profile_events=int(profile_events))
+
+
+_SENTENCE_PREFIX = re.compile(r"^sentence (\d+): ")
+
+
+class Translator:
+    """Translates with one model and one arena.
+
+    Args:
+        model_or_path: a Model, or the path of a `.mtlite` file (loaded here).
+        threads: worker threads inside each translation (the runtime's thread pool).
+        max_batch: sentences per runtime call; translate_batch() splits longer lists.
+        max_beam, max_n_best: largest beam_size / n_best a call may ask for (n_best defaults
+            to max_beam).
+        max_source_tokens: per sentence, including </s>; longer inputs raise OutOfRangeError.
+        max_target_tokens: generated tokens per sentence, including </s>; the default max_length.
+        max_input_bytes: UTF-8 bytes per input sentence.
+        alignments: reserve room for alignments (needed for return_alignments=True).
+        profiling: reserve the profiler's records (needed for profile=True; see last_profile).
+        profile_events: trace events kept per call (0: enough for a call of max_target_tokens
+            steps); when the trace is full, later events are dropped (counted in
+            "dropped_events") and the per-op aggregates stay complete.
+
+    The arena (`arena_bytes`) is allocated once, here, for these limits; translating allocates
+    nothing in the runtime. Calls on one Translator are serialised; use one Translator per
+    thread for parallelism (they release the GIL).
+    """
+
+    def __init__(self, model_or_path: Union[Model, PathLike], threads: int = 1, max_batch: int = 16, *,
+                 max_beam: int = 4, max_n_best: Optional[int] = None, max_source_tokens: int = 256,
+                 max_target_tokens: int = 256, max_input_bytes: int = 16384, alignments: bool = False,
+                 profiling: bool = False, profile_events: int = 0) -> None:
+        self._model = model_or_path if isinstance(model_or_path, Model) else Model(model_or_path)
+        limits = _limits(max_batch, max_source_tokens, max_target_tokens, max_beam, max_n_best, max_input_bytes,
+                         alignments, threads, profiling, profile_events)
+        self._impl = _mtlite._Translator(self._model._impl, limits)
+        self._limits: Dict[str, Any] = self._impl.limits()
+
+    @property
+    def model(self) -> Model:
+        return self._model
+
+    @property
+    def arena_bytes(self) -> int:
+        """Bytes of the arena allocated for the declared limits."""
+        return self._impl.arena_bytes
+
+    @property
+    def limits(self) -> Dict[str, Any]:
+        """The declared limits (a copy)."""
+        return dict(self._limits)
+
+    def _options(self, beam_size: int, n_best: int, return_scores: bool, return_alignments: bool,
+                 max_length: Optional[int], max_length_ratio: float, max_length_offset: int,
+                 length_penalty: float, alignment_layer: int, profile: bool) -> Any:
+        if max_length is None:
+            max_length = self._limits["max_target_tokens"]
+        return _record(_mtlite._Options, beam_size=int(beam_size), max_length=int(max_length),
+                       max_length_ratio=float(max_length_ratio), max_length_offset=int(max_length_offset),
+                       length_penalty=float(length_penalty), n_best=int(n_best), return_scores=bool(return_scores),
+                       return_alignments=bool(return_alignments), alignment_layer=int(alignment_layer),
+                       profile=bool(profile))
+
+    def _run(self, chunk: List[bytes], start: int, options: Any) -> List[TranslationResult]:
+        try:
+            raw = self._impl.translate(chunk, options)
+        except Error as e:
+            # The runtime names the sentence within this call; name it within the caller's list.
+            msg = str(e)
+            m = _SENTENCE_PREFIX.match(msg)
+            if m and start:
+                raise type(e)(f"sentence {start + int(m.group(1))}: {msg[m.end():]}") from None
+            raise
+        out = []
+        for hyps in raw:
+            out.append(TranslationResult(
+                hypotheses=[h[0] for h in hyps],
+                ids=[h[1] for h in hyps],
+                scores=[h[2] for h in hyps] if options.return_scores else None,
+                alignments=[h[3] for h in hyps] if options.return_alignments else None))
+        return out
+
+    def translate_batch(self, texts: Sequence[Text], beam_size: int = 4, n_best: int = 1,
+                        return_scores: bool = False, return_alignments: bool = False,
+                        max_length: Optional[int] = None, *, max_length_ratio: float = 0.0,
+                        max_length_offset: int = 10, length_penalty: float = 1.0,
+                        alignment_layer: int = -1, profile: bool = False) -> List[TranslationResult]:
+        """Translates `texts` (str or UTF-8 bytes), in order, max_batch sentences per runtime call.
+
+        Args:
+            beam_size: 1 = greedy; up to the translator's max_beam.
+            n_best: hypotheses per sentence (<= beam_size, <= max_n_best).
+            return_scores: fill TranslationResult.scores.
+            return_alignments: fill TranslationResult.alignments (Translator(alignments=True)).
+            max_length: cap on generated tokens including </s> (default: max_target_tokens);
+                </s> is forced at the cap, as HF's forced_eos_token_id does.
+            max_length_ratio, max_length_offset: if ratio > 0, also cap at
+                ratio * source tokens + offset.
+            length_penalty: HF's exponent: score = sum_logprob / length**length_penalty.
+            alignment_layer: decoder layer whose cross-attention is averaged (-1 = last).
+            profile: record where the time goes (Translator(profiling=True)); read it with
+                last_profile(), which describes the last runtime call (the last max_batch
+                sentences of a longer list).
+
+        An empty input translates to "". Raises an mtlite.Error subclass (e.g.
+        InvalidArgumentError for invalid UTF-8, OutOfRangeError for an input beyond the limits)
+        whose message names the sentence; nothing is returned for the other sentences then.
+        """
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("texts must be a sequence of str or bytes, not a single string")
+        options = self._options(beam_size, n_best, return_scores, return_alignments, max_length,
+                                max_length_ratio, max_length_offset, length_penalty, alignment_layer, profile)
+        data = [_utf8(t, "texts[%d]" % i) for i, t in enumerate(texts)]
+        step = self._limits["max_batch"]
+        out: List[TranslationResult] = []
+        for i in range(0, len(data), step):
+            out.extend(self._run(data[i:i + step], i, options))
+        return out
+
+    def translate(self, text: Text, **options: Any) -> str:
+        """The best translation of one sentence (options as translate_batch; beam_size=4)."""
+        return self.translate_batch([text], **options)[0].text
+
+    def translate_stream(self, text: Text, beam_size: int = 4, max_length: Optional[int] = None, *,
+                         max_length_ratio: float = 0.0, max_length_offset: int = 10, length_penalty: float = 1.0,
+                         profile: bool = False) -> Iterator[StreamEvent]:
+        """Translates one sentence and yields StreamEvents while it is being translated: greedy
+        (beam_size=1) after every generated token, beam search whenever the best running
+        hypothesis changes, and at the end one event with final=True whose text and ids equal
+        translate_batch([text], same options)[0]'s best hypothesis. Options as translate_batch.
+
+        A generator: nothing runs until the first next(). The runtime call runs on a worker
+        thread without the GIL and hands events over through a queue, so other Python threads
+        keep running. Closing the generator early (break, close(), garbage collection) waits
+        for the running call to finish (the runtime cannot cancel it: at most max_length decoder
+        steps) and drops the rest of its events; no thread is left behind. Errors (e.g.
+        InvalidArgumentError for invalid UTF-8) are raised by next().
+        """
+        options = self._options(beam_size, 1, False, False, max_length, max_length_ratio, max_length_offset,
+                                length_penalty, -1, profile)
+        return _stream_events(self._impl.stream(_utf8(text, "text"), options))
+
+    def last_profile(self) -> Optional[Dict[str, Any]]:
+        """The profile of this translator's last runtime call (translate_batch(...,
+        profile=True) or translate_stream(..., profile=True)), or None when that call was not
+        profiled or failed:
+
+        - "wall_ns" (the whole call), "steps" (decoder steps), "sentences", "threads",
+          "dropped_events" (trace events that did not fit; the entries are still complete);
+        - "entries": one dict per op and layer that ran: "op" (e.g.
+          "decoder.cross_attn.attention"), "component" ("tokenizer", "encoder", "cross_kv",
+          "decoder.self_attn", ...), "parent" (the op it nests in; "" for "translate"),
+          "layer" (-1: not a per-layer op), "calls", "total_ns", "bytes" (weight or K/V bytes
+          read), "macs" (multiply-accumulates), aggregated over the call on the calling thread;
+        - "events": the trace, one dict per span: "op", "layer", "lane" (0: the calling thread,
+          1..: pool workers), "depth" (nesting in its lane), "step" (decoder step or -1),
+          "start_ns", "end_ns" (from the start of the call), "bytes", "macs", "m", "n", "k"
+          (shape: rows x outputs x inputs, or rows x keys x head dim).
+        """
+        return self._impl.last_profile()
+
+    def translate_iterable(self, lines: Iterable[Text], batch_size: Optional[int] = None,
+                           **options: Any) -> Iterator[TranslationResult]:
+        """Translates an iterable of lines lazily (e.g. an open file), yielding one
+        TranslationResult per line, in order. A trailing "\\n" or "\\r\\n" of each line is
+        removed. batch_size lines (default: max_batch) are read and translated at a time.
+        Options as translate_batch."""
+        batch_size = self._limits["max_batch"] if batch_size is None else int(batch_size)
+        if not 1 <= batch_size <= self._limits["max_batch"]:
+            raise ValueError(f"batch_size must be in [1, max_batch={self._limits['max_batch']}], got {batch_size}")
+        batch: List[Text] = []
+        for line in lines:
+            batch.append(_strip_newline(line))
+            if len(batch) == batch_size:
+                yield from self.translate_batch(batch, **options)
+                batch = []
+        if batch:
+            yield from self.translate_batch(batch, **options)
+
+    def translate_file(self, input_path: PathLike, output_path: PathLike, batch_size: Optional[int] = None, *,
+                       on_error: str = "raise", **options: Any) -> Dict[str, Any]:
+        """Translates a UTF-8 text file line by line into `output_path` (one best translation
+        per line, "\\n"-terminated), like `mtlite translate`.
+
+        on_error: "raise" (default) raises the first error, naming the 1-based line;
+            "empty" writes an empty line for a line that fails and goes on, like the CLI.
+        Returns {"lines": lines translated, "errors": [(line number, message), ...]}.
+        Options as translate_batch (n_best must be 1)."""
+        if on_error not in ("raise", "empty"):
+            raise ValueError(f"on_error must be 'raise' or 'empty', got {on_error!r}")
+        if options.get("n_best", 1) != 1:
+            raise ValueError("translate_file writes one translation per line: n_best must be 1")
+        batch_size = self._limits["max_batch"] if batch_size is None else int(batch_size)
+        if not 1 <= batch_size <= self._limits["max_batch"]:
+            raise ValueError(f"batch_size must be in [1, max_batch={self._limits['max_batch']}], got {batch_size}")
+        errors: List[Tuple[int, str]] = []
+        count = 0
+        with open(input_path, "rb") as fin, open(output_path, "w", encoding="utf-8", newline="\n") as fout:
+            def flush(batch: List[bytes], first_line: int) -> None:
+                try:
+                    results = [r.text for r in self.translate_batch(batch, **options)]
+                except Error:
+                    results = []
+                    for j, line in enumerate(batch):  # find the failing line(s)
+                        try:
+                            results.append(self.translate_batch([line], **options)[0].text)
+                        except Error as e:
+                            msg = _SENTENCE_PREFIX.sub("", str(e), count=1)  # "sentence 0: " of a 1-line call
+                            if on_error == "raise":
+                                raise type(e)(f"{os.fspath(input_path)}:{first_line + j}: {msg}") from None
+                            errors.append((first_line + j, msg))
+                            results.append("")
+                fout.write("".join(r + "\n" for r in results))
+
+            batch: List[bytes] = []
+            for raw in fin:
+                batch.append(_strip_newline(raw))
+                count += 1
+                if len(batch) == batch_size:
+                    flush(batch, count - len(batch) + 1)
+                    batch = []
+            if batch:
+                flush(batch, count - len(batch) + 1)
+        return {"lines": count, "errors": errors}
+
+    def score_batch(self, sources: Sequence[Text], targets: Sequence[Text]) -> List[ScoreResult]:
+        """Teacher-forced log-probabilities of `targets` given `sources` (see ScoreResult).
+
+        Both sides are tokenized as HF MarianTokenizer does (source / target tokenizer) and end
+        with </s>. Raises OutOfRangeError when a side exceeds max_source_tokens /
+        max_target_tokens, InvalidArgumentError for invalid UTF-8 or mismatched lengths."""
+        if isinstance(sources, (str, bytes)) or isinstance(targets, (str, bytes)):
+            raise TypeError("sources and targets must be sequences of str or bytes")
+        if len(sources) != len(targets):
+            raise ValueError(f"{len(sources)} sources but {len(targets)} targets")
+        src = [self._model.encode(s) for s in sources]
+        tgt = [self._model.encode(t, target=True) for t in targets]
+        log_probs = self._impl.score(src, tgt)
+        return [ScoreResult(tokens=t, log_probs=lp, score=float(np.sum(lp, dtype=np.float64)))
+                for t, lp in zip(tgt, log_probs)]
+
+    def __repr__(self) -> str:
+        return f"mtlite.Translator({self._model!r}, arena_bytes={self.arena_bytes}, limits={self._limits})"
+
+
+def _stream_events(stream: Any) -> Iterator[StreamEvent]:
+    # The generator of translate_stream: starts the worker on the first next(); `finally` runs
+    # on exhaustion, on an error and on close() (GeneratorExit), and waits for the worker.
+    try:
+        stream.start()
+        while True:
+            event = stream.next()
+            if event is None:
+                return
+            yield StreamEvent(*event)
+    finally:
+        stream.close()
+
+
+def _strip_newline(line: Text) -> Text:
+    if isinstance(line, bytes):
+        return line[:-2] if line.endswith(b"\r\n") else line[:-1] if line.endswith(b"\n") else line
+    return line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith("\n") else line
+
+
+def convert(hf_dir: PathLike, out_path: PathLike, quantize: str = "int8") -> Dict[str, Any]:
+    """Converts a HuggingFace MarianMT checkpoint directory (config.json, model.safetensors,
+    source.spm, target.spm, vocab.json, ...) into one `.mtlite` file, written atomically.
+
+    quantize: "int8" (per-output-channel weights), "fp16" or "fp32". Returns {"path",
+    "quantize", "file_bytes", "safetensors_bytes", "warnings"}. Raises InvalidModelError (the
+    message names the file and field or tensor) or IoError. Only in host builds (the converter
+    is a host tool): elsewhere raises UnsupportedError."""
+    if not _mtlite.HAS_CONVERTER:
+        raise UnsupportedError("this build of mtlite has no converter (it is a host tool)")
+    if quantize not in ("int8", "fp16", "fp32"):
+        raise InvalidArgumentError(f"quantize must be 'int8', 'fp16' or 'fp32', got {quantize!r}")
+    return _mtlite.convert(os.fspath(hf_dir), os.fspath(out_path), quantize)

@@ -1,0 +1,694 @@
+// mtlite._mtlite: the C++ half of the Python package (pybind11). The public, documented API is
+// python/mtlite/__init__.py; this module stays small and typed by position:
+//   _Model(path, verify_checksums)            shared, memory-mapped model
+//   _Translator(model, limits...)             one arena; calls are serialised by a mutex
+//   _Stream (from _Translator.stream)         one streamed translation on a worker thread
+//   convert(hf_dir, out_path, quantize)       the host converter
+// Every call that runs the model releases the GIL, so two Python threads with two translators
+// translate in parallel. Runtime errors (mtlite::Status) become the exception classes below,
+// carrying the runtime's message.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "model_data.h"
+#include "mtlite/mtlite.hpp"
+#include "tokenizer.h"
+
+#ifdef MTLITE_PY_HAS_CONVERTER
+#include "hf_convert.h"
+#include "io.h"
+#endif
+
+namespace py = pybind11;
+using namespace pybind11::literals;  // "key"_a = value
+
+namespace mtlite {
+namespace python {
+namespace {
+
+// ---- errors ------------------------------------------------------------------------------
+
+struct StatusError {
+  Status status;
+};
+
+// Exception classes by StatusCode (index = code); [0] is the base class mtlite.Error.
+PyObject* g_errors[9] = {};
+
+[[noreturn]] void Throw(const Status& s) { throw StatusError{s}; }
+void Check(const Status& s) {
+  if (!s.ok()) Throw(s);
+}
+
+void RegisterErrors(py::module_& m) {
+  struct Spec {
+    StatusCode code;
+    const char* name;
+    PyObject* extra_base;
+    const char* doc;
+  };
+  const Spec specs[] = {
+      {StatusCode::kInvalidArgument, "InvalidArgumentError", PyExc_ValueError,
+       "Bad caller input: invalid UTF-8, bad option values, ids outside the vocabulary."},
+      {StatusCode::kInvalidModel, "InvalidModelError", nullptr, "Malformed, truncated or inconsistent model file."},
+      {StatusCode::kChecksumMismatch, "ChecksumMismatchError", nullptr,
+       "A data buffer's CRC32C does not match (bit rot, bad copy)."},
+      {StatusCode::kIoError, "IoError", PyExc_OSError, "A file could not be read or written."},
+      {StatusCode::kOutOfRange, "OutOfRangeError", PyExc_ValueError,
+       "Input beyond the translator's declared limits (batch, tokens, bytes)."},
+      {StatusCode::kUnsupported, "UnsupportedError", nullptr, "Valid but not supported by this build."},
+      {StatusCode::kResourceExhausted, "ResourceExhaustedError", PyExc_MemoryError,
+       "Allocation failure at creation time (arena, thread pool)."},
+      {StatusCode::kInternal, "InternalError", nullptr, "A bug in mtlite: please report it."},
+  };
+  PyObject* base = PyErr_NewExceptionWithDoc("mtlite._mtlite.Error",
+                                             "Base class of mtlite's errors; `code` names the runtime status.",
+                                             PyExc_RuntimeError, nullptr);
+  if (!base) throw py::error_already_set();
+  g_errors[0] = base;
+  py::setattr(base, "code", py::str("UNKNOWN"));
+  m.attr("Error") = py::handle(base);
+  for (const Spec& s : specs) {
+    py::tuple bases = s.extra_base ? py::make_tuple(py::handle(base), py::handle(s.extra_base))
+                                   : py::make_tuple(py::handle(base));
+    const std::string qual = std::string("mtlite._mtlite.") + s.name;
+    PyObject* cls = PyErr_NewExceptionWithDoc(qual.c_str(), s.doc, bases.ptr(), nullptr);
+    if (!cls) throw py::error_already_set();
+    py::setattr(cls, "code", py::str(StatusCodeName(s.code)));
+    g_errors[static_cast<int>(s.code)] = cls;
+    m.attr(s.name) = py::handle(cls);
+  }
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const StatusError& e) {
+      const int code = static_cast<int>(e.status.code());
+      PyObject* cls = code > 0 && code < 9 && g_errors[code] ? g_errors[code] : g_errors[0];
+      PyErr_SetString(cls, e.status.message().c_str());
+    }
+  });
+}
+
+// ---- helpers -----------------------------------------------------------------------------
+
+template <class T>
+py::array_t<T> ToArray(const T* data, size_t n) {
+  py::array_t<T> a(static_cast<py::ssize_t>(n));
+  if (n) std::memcpy(a.mutable_data(), data, n * sizeof(T));
+  return a;
+}
+
+std::vector<int32_t> ToIds(const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& a,
+                           const char* what) {
+  if (a.ndim() != 1) Throw(Status(StatusCode::kInvalidArgument, std::string(what) + ": expected a 1-D sequence of ids"));
+  std::vector<int32_t> out(static_cast<size_t>(a.size()));
+  const int64_t* p = a.data();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (p[i] < 0 || p[i] > 0x7fffffff)
+      Throw(Status(StatusCode::kInvalidArgument, std::string(what) + ": id " + std::to_string(p[i]) + " at position " +
+                                                     std::to_string(i) + " is not a valid token id"));
+    out[i] = static_cast<int32_t>(p[i]);
+  }
+  return out;
+}
+
+// text -> vocab ids (without </s>) with one side's tokenizer; the workspace grows for the rare
+// input whose normalized form expands beyond the tokenizer's sizing assumption.
+std::vector<int32_t> EncodeText(const SpmTokenizer& tok, std::string_view text) {
+  Check(tok.status());
+  for (size_t budget = std::max<size_t>(text.size(), 16);; budget *= 4) {
+    std::vector<uint8_t> ws(SpmTokenizer::WorkspaceBytes(budget));
+    std::vector<int32_t> ids(budget * SpmTokenizer::kMaxNormalizedPerInputByte + 16);
+    int n = 0;
+    const Status s = tok.Encode(text, ws.data(), ws.size(), ids.data(), static_cast<int>(ids.size()), &n);
+    if (s.code() == StatusCode::kOutOfRange && budget < text.size() * 64) continue;
+    Check(s);
+    ids.resize(static_cast<size_t>(n));
+    return ids;
+  }
+}
+
+// ---- model -------------------------------------------------------------------------------
+
+py::dict LimitsDict(const TranslatorLimits& l) {
+  py::dict d;
+  d["max_batch"] = l.max_batch;
+  d["max_source_tokens"] = l.max_source_tokens;
+  d["max_target_tokens"] = l.max_target_tokens;
+  d["max_beam"] = l.max_beam;
+  d["max_n_best"] = l.max_n_best;
+  d["max_input_bytes"] = l.max_input_bytes;
+  d["alignments"] = l.alignments;
+  d["threads"] = l.num_threads;
+  d["profiling"] = l.profiling;
+  d["profile_events"] = l.profile_events;
+  return d;
+}
+
+py::list SizeProfileList(const Model& model) {
+  py::list out;
+  for (const SizeComponent& c : model.SizeProfile())
+    out.append(py::dict("name"_a = c.name, "bytes"_a = c.bytes, "dtypes"_a = c.dtypes));
+  return out;
+}
+
+py::dict ArenaPlanDict(const ArenaPlanInfo& plan) {
+  py::list buffers;
+  for (const ArenaBufferInfo& b : plan.buffers)
+    buffers.append(py::dict("name"_a = b.name, "offset"_a = b.offset, "bytes"_a = b.bytes,
+                            "first_phase"_a = b.first_phase, "last_phase"_a = b.last_phase,
+                            "persistent"_a = b.persistent));
+  return py::dict("total_bytes"_a = plan.total_bytes, "unshared_bytes"_a = plan.unshared_bytes,
+                  "phases"_a = plan.phases, "buffers"_a = buffers);
+}
+
+// A translate call's profile (ProfileView) as plain Python data; entries with calls == 0 are left out.
+py::dict ProfileDict(const ProfileView& v) {
+  py::list entries, events;
+  for (size_t i = 0; i < v.num_entries; ++i) {
+    const ProfileEntry& e = v.entries[i];
+    if (e.calls == 0) continue;
+    entries.append(py::dict("op"_a = e.op, "component"_a = e.component, "parent"_a = e.parent, "layer"_a = e.layer,
+                            "calls"_a = e.calls, "total_ns"_a = e.total_ns, "bytes"_a = e.bytes, "macs"_a = e.macs));
+  }
+  for (size_t i = 0; i < v.num_events; ++i) {
+    const ProfileEvent& e = v.events[i];
+    events.append(py::dict("op"_a = e.op, "layer"_a = e.layer, "lane"_a = e.lane, "depth"_a = e.depth,
+                           "step"_a = e.step, "start_ns"_a = e.start_ns, "end_ns"_a = e.end_ns, "bytes"_a = e.bytes,
+                           "macs"_a = e.macs, "m"_a = e.m, "n"_a = e.n, "k"_a = e.k));
+  }
+  return py::dict("wall_ns"_a = v.wall_ns, "steps"_a = v.steps, "sentences"_a = v.sentences, "threads"_a = v.threads,
+                  "dropped_events"_a = v.dropped_events, "entries"_a = entries, "events"_a = events);
+}
+
+class PyModel {
+ public:
+  PyModel(const std::string& path, bool verify_checksums) : path_(path) {
+    LoadOptions o;
+    o.verify_checksums = verify_checksums;
+    Result<std::shared_ptr<const Model>> r = Status();
+    {
+      py::gil_scoped_release nogil;  // mapping + validation (+ CRC of every buffer) can take a while
+      r = Model::Load(path, o);
+    }
+    if (!r.ok()) {  // name the file unless the runtime's message already does
+      const std::string& msg = r.status().message();
+      Throw(msg.find(path) == std::string::npos ? Status(r.status().code(), path + ": " + msg) : r.status());
+    }
+    model_ = r.value();
+    source_ = std::make_unique<SpmTokenizer>(model_->data().source_spm, model_->data().source_vocab);
+    target_ = std::make_unique<SpmTokenizer>(model_->data().target_spm, model_->data().target_vocab);
+  }
+
+  const std::shared_ptr<const Model>& model() const { return model_; }
+  const std::string& path() const { return path_; }
+  size_t file_size() const { return model_->file_size(); }
+
+  py::dict Config() const {
+    const ModelConfig& c = model_->config();
+    py::dict d;
+    d["d_model"] = c.d_model;
+    d["encoder_layers"] = c.encoder_layers;
+    d["decoder_layers"] = c.decoder_layers;
+    d["encoder_heads"] = c.encoder_heads;
+    d["decoder_heads"] = c.decoder_heads;
+    d["encoder_ffn_dim"] = c.encoder_ffn_dim;
+    d["decoder_ffn_dim"] = c.decoder_ffn_dim;
+    d["activation"] = py::cast(c.activation).attr("name");
+    d["embed_scale"] = c.embed_scale;
+    d["positions"] = c.positions_stored ? "table" : "sinusoidal";
+    d["max_positions"] = c.max_positions;
+    d["layer_norm_eps"] = c.layer_norm_eps;
+    d["shared_embeddings"] = c.shared_embeddings;
+    d["tied_output"] = c.tied_output;
+    d["has_final_logits_bias"] = c.has_final_logits_bias;
+    d["source_vocab_size"] = c.source_vocab_size;
+    d["target_vocab_size"] = c.target_vocab_size;
+    d["pad_id"] = c.pad_id;
+    d["eos_id"] = c.eos_id;
+    d["unk_id"] = c.unk_id;
+    d["decoder_start_id"] = c.decoder_start_id;
+    d["bad_word_ids"] = c.bad_word_ids;
+    d["default_beam"] = c.default_beam;
+    d["default_max_length"] = c.default_max_length;
+    d["weight_type"] = py::cast(c.weight_type).attr("name");
+    d["source_lang"] = c.source_lang;
+    d["target_lang"] = c.target_lang;
+    return d;
+  }
+
+  size_t ArenaBytes(const TranslatorLimits& limits) const {
+    Result<size_t> r = Translator::ArenaBytes(*model_, limits);
+    Check(r.status());
+    return r.value();
+  }
+
+  py::dict ArenaPlan(const TranslatorLimits& limits) const {
+    Result<ArenaPlanInfo> r = Translator::PlanArena(*model_, limits);
+    Check(r.status());
+    return ArenaPlanDict(r.value());
+  }
+
+  py::list SizeProfile() const { return SizeProfileList(*model_); }
+
+  void VerifyChecksums() const {
+    Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = model_->VerifyChecksums();
+    }
+    Check(s);
+  }
+
+  py::array_t<int32_t> Encode(const std::string& text, bool target) const {
+    std::vector<int32_t> ids;
+    {
+      py::gil_scoped_release nogil;
+      ids = EncodeText(target ? *target_ : *source_, text);
+    }
+    return ToArray(ids.data(), ids.size());
+  }
+
+  // Source tokens of a text as the translator sees it (ids + </s>; 0 for an empty text).
+  size_t SourceTokens(std::string_view text) const {
+    const size_t n = EncodeText(*source_, text).size();
+    return n ? n + 1 : 0;
+  }
+
+  std::string Decode(const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& ids) const {
+    const std::vector<int32_t> v = ToIds(ids, "decode");
+    std::string text;
+    Check(DecodeTarget(*model_, v.data(), static_cast<int>(v.size()), &text));
+    return text;
+  }
+
+ private:
+  std::string path_;
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<SpmTokenizer> source_, target_;
+};
+
+// ---- translator --------------------------------------------------------------------------
+
+class PyTranslator {
+ public:
+  PyTranslator(std::shared_ptr<PyModel> model, const TranslatorLimits& limits) : model_(std::move(model)) {
+    Result<std::unique_ptr<Translator>> r = Status();
+    {
+      py::gil_scoped_release nogil;
+      r = Translator::Create(model_->model(), limits);
+    }
+    Check(r.status());
+    tr_ = std::move(r.value());
+  }
+
+  size_t arena_bytes() const { return tr_->arena_bytes(); }
+  py::dict Limits() const { return LimitsDict(tr_->limits()); }
+  std::shared_ptr<PyModel> model() const { return model_; }
+
+  // One call of the runtime; returns per sentence a list of (text, ids, score, alignment)
+  // tuples, best first. score is None unless options.return_scores, alignment None unless
+  // options.return_alignments ([num_ids + 1][source_tokens] float32).
+  py::list Translate(const std::vector<std::string>& texts, const TranslateOptions& options) {
+    std::vector<std::string_view> views(texts.begin(), texts.end());
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    const SentenceResultView* res = nullptr;
+    Status s;
+    std::vector<size_t> src_tokens;
+    {
+      py::gil_scoped_release nogil;  // never wait for the mutex while holding the GIL
+      lock.lock();
+      const auto t0 = std::chrono::steady_clock::now();
+      s = tr_->TranslateViews(views.data(), views.size(), options, &res);
+      runtime_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      // The runtime's alignment rows span the batch's padded source length; each result gets
+      // the columns of its own source tokens (the others are 0).
+      if (s.ok() && options.return_alignments)
+        for (std::string_view v : views) src_tokens.push_back(model_->SourceTokens(v));
+    }
+    Check(s);
+    // The views stay valid while the mutex is held; build the Python objects from them.
+    py::list out;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      py::list hyps;
+      for (int k = 0; k < res[i].num_hypotheses; ++k) {
+        const HypothesisView& h = res[i].hypotheses[k];
+        py::object score = options.return_scores ? py::object(py::float_(h.score)) : py::object(py::none());
+        py::object align = py::none();
+        if (options.return_alignments) {  // [num_ids + 1][own source tokens]; an empty input: [1][0]
+          const size_t rows = size_t(h.num_ids) + 1;
+          const size_t cols = h.alignment ? std::min(src_tokens[i], size_t(h.source_tokens)) : 0;
+          py::array_t<float> a({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
+          for (size_t r = 0; r < rows && cols; ++r)
+            std::memcpy(a.mutable_data() + r * cols, h.alignment + r * size_t(h.source_tokens), sizeof(float) * cols);
+          align = std::move(a);
+        }
+        hyps.append(py::make_tuple(py::str(h.text.data(), h.text.size()), ToArray(h.ids, size_t(h.num_ids)),
+                                   std::move(score), std::move(align)));
+      }
+      out.append(std::move(hyps));
+    }
+    return out;
+  }
+
+  // Teacher forcing: for each (source ids incl. </s>, target ids incl. </s>) pair, the
+  // log-probability of every target token given the source and the previous target tokens:
+  // log_softmax of the model's raw logits (final_logits_bias included; no generation-time
+  // processing such as the pad mask or forced </s>), computed in double precision.
+  py::list Score(const std::vector<py::array_t<int64_t, py::array::c_style | py::array::forcecast>>& sources,
+                 const std::vector<py::array_t<int64_t, py::array::c_style | py::array::forcecast>>& targets) {
+    if (sources.size() != targets.size())
+      Throw(Status(StatusCode::kInvalidArgument, "score: " + std::to_string(sources.size()) + " sources but " +
+                                                     std::to_string(targets.size()) + " targets"));
+    std::vector<std::vector<int32_t>> src, tgt;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      src.push_back(ToIds(sources[i], "score source"));
+      tgt.push_back(ToIds(targets[i], "score target"));
+    }
+    const size_t V = size_t(model_->model()->config().target_vocab_size);
+    std::vector<std::vector<float>> logp(src.size());
+    Status s;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);
+      std::vector<float> logits;
+      for (size_t i = 0; i < src.size() && s.ok(); ++i) {
+        const size_t T = tgt[i].size();
+        if (T == 0) {
+          s = Status(StatusCode::kInvalidArgument, "pair " + std::to_string(i) + ": empty target (it must end with </s>)");
+          break;
+        }
+        logits.resize(T * V);
+        s = tr_->ForcedLogits(src[i].data(), static_cast<int>(src[i].size()), tgt[i].data(), static_cast<int>(T),
+                              logits.data());
+        if (!s.ok()) {
+          s = Status(s.code(), "pair " + std::to_string(i) + ": " + s.message());
+          break;
+        }
+        logp[i].resize(T);
+        for (size_t t = 0; t < T; ++t) {
+          const float* row = logits.data() + t * V;
+          double mx = -INFINITY;
+          for (size_t v = 0; v < V; ++v) mx = std::max(mx, double(row[v]));
+          double sum = 0;
+          for (size_t v = 0; v < V; ++v) sum += std::exp(double(row[v]) - mx);
+          logp[i][t] = static_cast<float>(double(row[size_t(tgt[i][t])]) - mx - std::log(sum));
+        }
+      }
+    }
+    Check(s);
+    py::list out;
+    for (auto& l : logp) out.append(ToArray(l.data(), l.size()));
+    return out;
+  }
+
+  // The profile of the last translate call (a dict, see ProfileDict), or None when that call was
+  // not profiled or failed.
+  py::object LastProfile() {
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    {
+      py::gil_scoped_release nogil;
+      lock.lock();
+    }
+    const ProfileView* v = tr_->last_profile();
+    return v ? py::object(ProfileDict(*v)) : py::object(py::none());
+  }
+
+  // For a thread that does not hold the GIL (the streaming worker): runs `call(translator)` under
+  // the mutex, counted in runtime_seconds.
+  template <class F>
+  Status CallWithoutGil(F&& call) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = call(*tr_);
+    runtime_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return s;
+  }
+
+ private:
+  std::shared_ptr<PyModel> model_;  // keeps the mapping alive as long as the translator
+  std::unique_ptr<Translator> tr_;
+  std::mutex mu_;                   // one translation at a time per arena
+  double runtime_seconds_ = 0;      // time inside TranslateViews (without the GIL), guarded by mu_
+
+ public:
+  double runtime_seconds() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return runtime_seconds_;
+  }
+};
+
+// ---- streaming ---------------------------------------------------------------------------
+
+// One streamed translation of one text. Start() runs the runtime call on a worker thread that
+// never takes the GIL: the runtime's stream callback copies each event into a queue under a
+// mutex, and Next(), on the Python thread, waits for the next event with the GIL released.
+// Close() (and the destructor) waits for the worker: the runtime has no cancellation, so an
+// early close lets the running call finish and drops its remaining events. Neither side
+// blocks the other for longer than a queue operation, so a caller that translates with the
+// same Translator while a stream is open waits for the streamed call, then proceeds.
+class PyStream {
+ public:
+  PyStream(py::object owner, PyTranslator* tr, std::string text, const TranslateOptions& options)
+      : owner_(std::move(owner)), tr_(tr), text_(std::move(text)), options_(options) {
+    options_.stream = &PyStream::OnEvent;
+    options_.stream_user = this;
+  }
+  PyStream(const PyStream&) = delete;
+  PyStream& operator=(const PyStream&) = delete;
+  ~PyStream() {  // runs with the GIL held, which the worker never needs: joining cannot deadlock
+    closed_.store(true);
+    if (worker_.joinable()) worker_.join();
+  }
+
+  void Start() {
+    if (started_) Throw(Status(StatusCode::kInvalidArgument, "this stream was already started"));
+    started_ = true;
+    try {
+      worker_ = std::thread([this] { Run(); });
+    } catch (const std::system_error& e) {
+      Throw(Status(StatusCode::kResourceExhausted, std::string("cannot start the streaming thread: ") + e.what()));
+    }
+  }
+
+  // The next event as (text, ids, final, seconds since the runtime call began), or None after
+  // the last one. A failed call raises its error (once; later calls return None).
+  py::object Next() {
+    if (!started_) Throw(Status(StatusCode::kInvalidArgument, "the stream was not started"));
+    for (;;) {
+      Item item;
+      bool have = false, finished = false;
+      Status status;
+      {
+        py::gil_scoped_release nogil;
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return !queue_.empty() || done_; });
+        if (!queue_.empty()) {
+          item = std::move(queue_.front());
+          queue_.pop_front();
+          have = true;
+        } else if (done_) {
+          finished = true;
+          status = std::exchange(status_, Status());
+        }
+      }
+      if (have)
+        return py::make_tuple(py::str(item.text), ToArray(item.ids.data(), item.ids.size()), item.final,
+                              item.seconds);
+      if (finished) {
+        Check(status);
+        return py::none();
+      }
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C while waiting
+    }
+  }
+
+  // Waits for the worker (without the GIL) and drops undelivered events. Idempotent.
+  void Close() {
+    closed_.store(true);
+    {
+      py::gil_scoped_release nogil;
+      if (worker_.joinable()) worker_.join();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.clear();
+  }
+
+ private:
+  struct Item {
+    std::string text;
+    std::vector<int32_t> ids;
+    bool final = false;
+    double seconds = 0;
+  };
+
+  static void OnEvent(const StreamEvent& e, void* user) {
+    PyStream& self = *static_cast<PyStream*>(user);
+    if (self.closed_.load()) return;  // nobody will read it
+    Item item{std::string(e.text), std::vector<int32_t>(e.ids, e.ids + e.num_ids), e.final,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - self.call_start_).count()};
+    {
+      std::lock_guard<std::mutex> lock(self.mu_);
+      self.queue_.push_back(std::move(item));
+    }
+    self.cv_.notify_one();
+  }
+
+  void Run() {
+    const std::string_view view(text_);
+    Status s = tr_->CallWithoutGil([&](Translator& t) {
+      call_start_ = std::chrono::steady_clock::now();
+      const SentenceResultView* ignored = nullptr;  // the final event carries the result
+      return t.TranslateViews(&view, 1, options_, &ignored);
+    });
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      status_ = std::move(s);
+      done_ = true;
+    }
+    cv_.notify_one();
+  }
+
+  py::object owner_;  // the Python _Translator: keeps tr_ alive while the stream exists
+  PyTranslator* tr_;
+  std::string text_;
+  TranslateOptions options_;
+  bool started_ = false;  // touched by the Python thread only
+  std::atomic<bool> closed_{false};
+  std::chrono::steady_clock::time_point call_start_;  // written and read by the worker only
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;  // guarded by mu_
+  bool done_ = false;       // guarded by mu_
+  Status status_;           // guarded by mu_
+  std::thread worker_;
+};
+
+#ifdef MTLITE_PY_HAS_CONVERTER
+py::dict Convert(const std::string& hf_dir, const std::string& out_path, const std::string& quantize) {
+  converter::Quantization q;
+  if (!converter::ParseQuantization(quantize, &q))
+    Throw(Status(StatusCode::kInvalidArgument, "quantize must be int8, fp16 or fp32 (got '" + quantize + "')"));
+  converter::ConversionReport report;
+  Status s;
+  {
+    py::gil_scoped_release nogil;
+    converter::AlignedBytes bytes;
+    s = converter::ConvertToBytes(hf_dir, q, &bytes, &report);
+    if (s.ok()) s = converter::WriteFileAtomic(out_path, bytes.data(), bytes.size());
+  }
+  Check(s);
+  py::dict d;
+  d["path"] = out_path;
+  d["quantize"] = converter::QuantizationName(q);
+  d["file_bytes"] = report.file_bytes;
+  d["safetensors_bytes"] = report.safetensors_bytes;
+  d["warnings"] = report.warnings;
+  return d;
+}
+#endif
+
+}  // namespace
+}  // namespace python
+}  // namespace mtlite
+
+PYBIND11_MODULE(_mtlite, m) {
+  using namespace mtlite;
+  using namespace mtlite::python;
+  m.doc() = "mtlite runtime bindings (use the `mtlite` package, not this module)";
+  RegisterErrors(m);
+
+  py::enum_<WeightType>(m, "WeightType")
+      .value("f32", WeightType::kF32)
+      .value("f16", WeightType::kF16)
+      .value("int8", WeightType::kInt8);
+  py::enum_<ActivationKind>(m, "ActivationKind")
+      .value("silu", ActivationKind::kSiLU)
+      .value("relu", ActivationKind::kReLU)
+      .value("gelu", ActivationKind::kGELU)
+      .value("gelu_tanh", ActivationKind::kGELUTanh);
+
+  // Plain records, filled field by field from Python (mtlite/__init__.py).
+  py::class_<TranslatorLimits>(m, "_Limits")
+      .def(py::init<>())
+      .def_readwrite("max_batch", &TranslatorLimits::max_batch)
+      .def_readwrite("max_source_tokens", &TranslatorLimits::max_source_tokens)
+      .def_readwrite("max_target_tokens", &TranslatorLimits::max_target_tokens)
+      .def_readwrite("max_beam", &TranslatorLimits::max_beam)
+      .def_readwrite("max_n_best", &TranslatorLimits::max_n_best)
+      .def_readwrite("max_input_bytes", &TranslatorLimits::max_input_bytes)
+      .def_readwrite("alignments", &TranslatorLimits::alignments)
+      .def_readwrite("threads", &TranslatorLimits::num_threads)
+      .def_readwrite("profiling", &TranslatorLimits::profiling)
+      .def_readwrite("profile_events", &TranslatorLimits::profile_events)
+      .def("as_dict", &LimitsDict);
+  py::class_<TranslateOptions>(m, "_Options")
+      .def(py::init<>())
+      .def_readwrite("beam_size", &TranslateOptions::beam_size)
+      .def_readwrite("max_length", &TranslateOptions::max_length)
+      .def_readwrite("max_length_ratio", &TranslateOptions::max_length_ratio)
+      .def_readwrite("max_length_offset", &TranslateOptions::max_length_offset)
+      .def_readwrite("length_penalty", &TranslateOptions::length_penalty)
+      .def_readwrite("n_best", &TranslateOptions::n_best)
+      .def_readwrite("return_scores", &TranslateOptions::return_scores)
+      .def_readwrite("return_alignments", &TranslateOptions::return_alignments)
+      .def_readwrite("alignment_layer", &TranslateOptions::alignment_layer)
+      .def_readwrite("profile", &TranslateOptions::profile);
+
+  py::class_<PyModel, std::shared_ptr<PyModel>>(m, "_Model")
+      .def(py::init<const std::string&, bool>(), py::arg("path"), py::arg("verify_checksums"))
+      .def_property_readonly("path", &PyModel::path)
+      .def_property_readonly("file_size", &PyModel::file_size)
+      .def("config", &PyModel::Config)
+      .def("arena_bytes", &PyModel::ArenaBytes, py::arg("limits"))
+      .def("arena_plan", &PyModel::ArenaPlan, py::arg("limits"))
+      .def("size_profile", &PyModel::SizeProfile)
+      .def("verify_checksums", &PyModel::VerifyChecksums)
+      .def("encode", &PyModel::Encode, py::arg("text"), py::arg("target"))
+      .def("decode", &PyModel::Decode, py::arg("ids"));
+
+  py::class_<PyTranslator>(m, "_Translator")
+      .def(py::init<std::shared_ptr<PyModel>, const TranslatorLimits&>(), py::arg("model"), py::arg("limits"))
+      .def_property_readonly("arena_bytes", &PyTranslator::arena_bytes)
+      .def_property_readonly("model", &PyTranslator::model)
+      .def("limits", &PyTranslator::Limits)
+      .def("runtime_seconds", &PyTranslator::runtime_seconds, py::call_guard<py::gil_scoped_release>())
+      .def("translate", &PyTranslator::Translate, py::arg("texts"), py::arg("options"))
+      .def("score", &PyTranslator::Score, py::arg("sources"), py::arg("targets"))
+      .def("last_profile", &PyTranslator::LastProfile)
+      .def(
+          "stream",
+          [](py::object self, const std::string& text, const TranslateOptions& options) {
+            return std::make_unique<PyStream>(self, self.cast<PyTranslator*>(), text, options);
+          },
+          py::arg("text"), py::arg("options"));
+
+  py::class_<PyStream>(m, "_Stream")
+      .def("start", &PyStream::Start)
+      .def("next", &PyStream::Next)
+      .def("close", &PyStream::Close);
+
+#ifdef MTLITE_PY_HAS_CONVERTER
+  m.def("convert", &Convert, py::arg("hf_dir"), py::arg("out_path"), py::arg("quantize"));
+  m.attr("HAS_CONVERTER") = true;
+#else
+  m.attr("HAS_CONVERTER") = false;
+#endif
+  m.def("version", &Version);
+}

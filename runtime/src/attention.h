@@ -1,0 +1,35 @@
+// Scaled dot-product attention of one query row and one head over a set of key/value rows, the
+// one primitive behind encoder self-attention, decoder self-attention over the KV cache and
+// cross-attention. Key/value row j sits at base + r_j * ld floats, r_j = idx ? idx[j] : j (the
+// decoder reads its beam's past through an ancestor index). The mask is additive (-inf on masked
+// keys) and applied before the softmax; a row whose keys are all masked becomes zeros.
+//   encoder self-attention: mask = source padding of the sentence;
+//   decoder self-attention: no mask, keys 0..t only (causal by construction: later keys do not
+//                           exist yet);
+//   cross-attention:        mask = source padding only, never causal.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels.h"
+
+namespace mtlite {
+namespace detail {
+
+// scores[0..m) receives the attention probabilities; ctx[0..hd) = sum_j p_j * v_j.
+inline void Attend(const kernels::KernelTable& K, const float* q, const float* keys, const float* values, int ld,
+                   const int32_t* idx, int m, int hd, float scale, const float* mask, float* scores, float* ctx) {
+  K.attn_scores(q, keys, ld, idx, m, hd, scale, scores);
+  K.softmax_masked(scores, m, mask);
+  K.attn_context(scores, values, ld, idx, m, hd, ctx);
+}
+
+// Probabilities only (alignments): scores[0..m).
+inline void AttentionProbs(const kernels::KernelTable& K, const float* q, const float* keys, int ld, int m, int hd,
+                           float scale, const float* mask, float* scores) {
+  K.attn_scores(q, keys, ld, nullptr, m, hd, scale, scores);
+  K.softmax_masked(scores, m, mask);
+}
+
+}  // namespace detail
+}  // namespace mtlite

@@ -1,0 +1,162 @@
+#include "linear.h"
+
+#include "marian_layout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#ifdef MTLITE_USE_XNNPACK
+#include <pthreadpool.h>
+#include <xnnpack.h>
+#endif
+
+namespace mtlite {
+namespace detail {
+
+using kernels::Act;
+using kernels::RoundUp;
+
+Act ToAct(ActivationKind a) {
+  switch (a) {
+    case ActivationKind::kSiLU: return Act::kSiLU;
+    case ActivationKind::kReLU: return Act::kReLU;
+    case ActivationKind::kGELU: return Act::kGELU;
+    case ActivationKind::kGELUTanh: return Act::kGELUTanh;
+  }
+  return Act::kNone;
+}
+
+Linear::~Linear() {
+#ifdef MTLITE_USE_XNNPACK
+  if (xnn_op_) xnn_delete_operator(static_cast<xnn_operator_t>(xnn_op_));
+#endif
+}
+
+Status Linear::Init(const WeightView& w, const VectorView& bias) {
+  w_ = &w;
+  bias_ = bias.data;
+#ifdef MTLITE_USE_XNNPACK
+  if (w.dtype == WeightType::kInt8) return Status::Ok();
+  std::vector<float> tmp;  // creation time only: XNNPACK packs its own copy
+  const float* kernel = static_cast<const float*>(w.data);
+  if (w.dtype == WeightType::kF16) {
+    tmp.resize(size_t(w.rows) * w.cols);
+    const uint16_t* h = static_cast<const uint16_t*>(w.data);
+    for (size_t i = 0; i < tmp.size(); ++i) tmp[i] = layout::F16ToF32(h[i]);
+    kernel = tmp.data();
+  }
+  xnn_operator_t op = nullptr;
+  const xnn_status st = xnn_create_fully_connected_nc_f32(size_t(w.cols), size_t(w.rows), size_t(w.cols),
+                                                          size_t(w.rows), kernel, bias.data, -INFINITY, INFINITY,
+                                                          0, &op);
+  if (st != xnn_status_success)
+    return Status(StatusCode::kResourceExhausted,
+                  "XNNPACK fully-connected creation failed (status " + std::to_string(int(st)) + ")");
+  xnn_op_ = op;
+#endif
+  return Status::Ok();
+}
+
+size_t Linear::weight_bytes() const {
+  if (!w_) return 0;
+  const size_t n = size_t(w_->rows), k = size_t(w_->cols);
+  switch (w_->dtype) {
+    case WeightType::kInt8: return kernels::BlockedN8K4Bytes(w_->rows, w_->cols) + n * sizeof(float);
+    case WeightType::kF16: return n * k * 2;
+    case WeightType::kF32: return n * k * 4;
+  }
+  return 0;
+}
+
+size_t Linear::block_bytes(int nblocks) const {
+  return w_ ? size_t(nblocks) * 8 * (size_t(RoundUp(w_->cols, 4)) + sizeof(float)) : 0;
+}
+
+Status Linear::RunBlocks(const Exec& ex, const float* x, int m, const int32_t* blocks, int nblocks, float* y,
+                         const LinearScratch& s) const {
+  const WeightView& w = *w_;
+  if (w.dtype != WeightType::kInt8) return Status(StatusCode::kInternal, "RunBlocks needs int8 weights");
+  if (m <= 0 || nblocks <= 0) return Status::Ok();
+  if (ex.fault && ex.fault->Hit()) return Status(StatusCode::kInternal, "injected fault in a linear layer");
+  const kernels::KernelTable& K = *ex.K;
+  const int n = w.rows, k = w.cols, kp = RoundUp(k, 4), ldy = nblocks * 8;
+  K.quantize_rows_s8(x, m, k, k, s.quantized, kp, s.quant_scales);
+  const int8_t* wq = static_cast<const int8_t*>(w.data);
+  const int parts = ex.pool->parallel() ? std::min(ex.pool->threads() * 2, nblocks) : 1;
+  ex.pool->ParallelFor(parts, [&](int p, int thread) {
+    const uint64_t t0 = ex.prof && thread > 0 ? Profiler::Now() : 0;
+    const int i1 = int(int64_t(nblocks) * (p + 1) / parts);
+    // runs of consecutive blocks: one GEMM call each
+    for (int i = int(int64_t(nblocks) * p / parts); i < i1;) {
+      int j = i + 1;
+      while (j < i1 && blocks[j] == blocks[j - 1] + 1) ++j;
+      const int n0 = blocks[i] * 8, n1 = std::min(n, (blocks[j - 1] + 1) * 8);
+      if (n1 > n0)
+        K.gemm_s8_blocked(m, n1 - n0, k, s.quantized, kp, s.quant_scales, wq + size_t(blocks[i]) * kp * 8,
+                          w.scales + n0, bias_ ? bias_ + n0 : nullptr, nullptr, 0, y + size_t(i) * 8, ldy, Act::kNone);
+      i = j;
+    }
+    if (t0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, Profiler::Now(), m, ldy, k);
+  });
+  return Status::Ok();
+}
+
+Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float* residual, Act act,
+                   const LinearScratch& s) const {
+  const WeightView& w = *w_;
+  const kernels::KernelTable& K = *ex.K;
+  const int n = w.rows, k = w.cols;
+  if (m <= 0) return Status::Ok();
+  if (ex.fault && ex.fault->Hit()) return Status(StatusCode::kInternal, "injected fault in a linear layer");
+  if (w.dtype == WeightType::kInt8) {
+    const int kp = RoundUp(k, 4);
+    K.quantize_rows_s8(x, m, k, k, s.quantized, kp, s.quant_scales);
+    const int8_t* wq = static_cast<const int8_t*>(w.data);
+    // Output channels split over threads in blocks of 8 rows (BlockedN8K4 blocks).
+    const int blocks = (n + 7) / 8;
+    const int parts = ex.pool->parallel() ? std::min(ex.pool->threads() * 2, blocks) : 1;
+    ex.pool->ParallelFor(parts, [&](int p, int thread) {
+      const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
+      const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
+      if (n1 <= n0) return;
+      const uint64_t t0 = ex.prof && thread > 0 ? Profiler::Now() : 0;
+      K.gemm_s8_blocked(m, n1 - n0, k, s.quantized, kp, s.quant_scales, wq + size_t(b0) * kp * 8, w.scales + n0,
+                        bias_ ? bias_ + n0 : nullptr, residual ? residual + n0 : nullptr, n, y + n0, n, act);
+      if (t0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, Profiler::Now(), m, n1 - n0, k);
+    });
+    return Status::Ok();
+  }
+  float* dst = residual ? s.staging : y;
+#ifdef MTLITE_USE_XNNPACK
+  xnn_operator_t op = static_cast<xnn_operator_t>(xnn_op_);
+  xnn_status st = xnn_setup_fully_connected_nc_f32(op, size_t(m), x, dst, static_cast<pthreadpool_t>(ex.xnn_pool));
+  if (st == xnn_status_success) st = xnn_run_operator(op, static_cast<pthreadpool_t>(ex.xnn_pool));
+  if (st != xnn_status_success)
+    return Status(StatusCode::kInternal, "XNNPACK fully-connected " + std::to_string(m) + "x" + std::to_string(k) +
+                                             " -> " + std::to_string(n) + " failed (status " +
+                                             std::to_string(int(st)) + ")");
+#else
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float sum = 0;
+      if (w.dtype == WeightType::kF32) {
+        sum = K.dot_f32(x + size_t(i) * k, static_cast<const float*>(w.data) + size_t(j) * k, k);
+      } else {
+        const uint16_t* h = static_cast<const uint16_t*>(w.data) + size_t(j) * k;
+        for (int q = 0; q < k; ++q) sum += x[size_t(i) * k + q] * layout::F16ToF32(h[q]);
+      }
+      dst[size_t(i) * n + j] = bias_ ? sum + bias_[j] : sum;
+    }
+#endif
+  if (residual) {
+    for (size_t i = 0; i < size_t(m) * n; ++i) y[i] = dst[i] + residual[i];
+  }
+  if (act != Act::kNone) K.activation(y, m * n, act);
+  return Status::Ok();
+}
+
+}  // namespace detail
+}  // namespace mtlite

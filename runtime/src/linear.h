@@ -1,0 +1,76 @@
+// A linear layer y = act(x W^T + b (+ residual)) over one weight of the model, read in place:
+//  * int8 (the deployment format): activations quantized per row, the kernel table's exact int8
+//    GEMM on the BlockedN8K4 weights, output channels split over the thread pool in 8-row blocks;
+//  * f32 / f16 with XNNPACK: an f32 fully-connected operator created once per Translator
+//    (XNNPACK packs its own copy of the weights at creation);
+//  * f32 / f16 without XNNPACK: the scalar path (dot products over the stored rows).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels.h"
+#include "model_data.h"
+#include "mtlite/mtlite.hpp"
+#include "profiler.h"
+#include "thread_pool.h"
+
+namespace mtlite {
+namespace detail {
+
+// Test hook: makes the n-th linear layer run from now (0 = the next one) fail with kInternal, so
+// tests can check that a failure deep in the forward pass reaches the caller as a Status.
+struct FaultInjector {
+  long countdown = -1;  // < 0: off
+  bool Hit() { return countdown >= 0 && countdown-- == 0; }
+};
+
+// What every layer runs with: the kernel table and the translator's thread pool.
+struct Exec {
+  const kernels::KernelTable* K = nullptr;
+  const ThreadPool* pool = nullptr;
+  FaultInjector* fault = nullptr;
+  void* xnn_pool = nullptr;  // pthreadpool_t for XNNPACK operators (f32/f16 with threads), or null
+  Profiler* prof = nullptr;  // non-null while a profiled call runs
+};
+
+// Arena scratch of a linear layer, sized for the most rows it runs with (arena_plan.cc).
+struct LinearScratch {
+  int8_t* quantized = nullptr;  // int8: [rows][RoundUp(k, 4)]
+  float* quant_scales = nullptr;
+  float* staging = nullptr;     // f32/f16: [rows][n] output before the residual add
+};
+
+class Linear {
+ public:
+  Linear() = default;
+  Linear(const Linear&) = delete;
+  Linear& operator=(const Linear&) = delete;
+  ~Linear();
+
+  Status Init(const WeightView& w, const VectorView& bias);
+  // y[m][n] = act(x[m][k] W^T + bias (+ residual[m][n])); residual may alias y exactly.
+  Status Run(const Exec& ex, const float* x, int m, float* y, const float* residual, kernels::Act act,
+             const LinearScratch& scratch) const;
+
+  // int8 only: the output rows of `nblocks` 8-row blocks (ascending block indices), written as
+  // y[m][nblocks * 8] (column c = row blocks[c / 8] * 8 + c % 8; rows beyond out_features() are
+  // left unwritten). Reads only those blocks' weights: the vocabulary shortlist's projection.
+  Status RunBlocks(const Exec& ex, const float* x, int m, const int32_t* blocks, int nblocks, float* y,
+                   const LinearScratch& scratch) const;
+  size_t block_bytes(int nblocks) const;  // weight bytes RunBlocks streams
+
+  int in_features() const { return w_ ? w_->cols : 0; }
+  int out_features() const { return w_ ? w_->rows : 0; }
+  size_t weight_bytes() const;  // bytes of the weights (and scales) one Run streams
+
+ private:
+  const WeightView* w_ = nullptr;
+  const float* bias_ = nullptr;
+  void* xnn_op_ = nullptr;  // xnn_operator_t (f32/f16 with XNNPACK)
+};
+
+kernels::Act ToAct(ActivationKind a);
+
+}  // namespace detail
+}  // namespace mtlite

@@ -1,0 +1,149 @@
+// Latency profiling: every phase and op of a translation is a named span with its weight (or
+// K/V cache) bytes and MACs. Off unless a call asks for it (TranslateOptions::profile): then the
+// layers see a null Profiler* and a span costs one pointer test.
+//
+// On: timestamps from the monotonic clock. Two records, both in arena buffers planned from the
+// limits (TranslatorLimits::profiling), so profiling allocates nothing:
+//  * aggregates per (op, layer) of the calling thread's spans: calls, time, bytes, MACs —
+//    always complete;
+//  * a trace of events (start, end, lane, depth, shape): lane 0 is the calling thread, lanes
+//    1.. the pool's workers (their parts of a parallel linear layer or attention). The event
+//    buffer holds TranslatorLimits::profile_events events (0: sized for one full-length call);
+//    when it is full, later events are dropped and counted, the aggregates stay exact.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "mtlite/mtlite.hpp"
+
+namespace mtlite {
+namespace detail {
+
+enum class Op : uint8_t {
+  kTranslate = 0,
+  kTokenize,
+  kEncoder,
+  kEncoderEmbed,
+  kEncoderLayer,
+  kEncSelfAttnQKV,
+  kEncSelfAttnCore,
+  kEncSelfAttnOut,
+  kEncSelfAttnNorm,
+  kEncFfn1,
+  kEncFfn2,
+  kEncFfnNorm,
+  kCrossKV,
+  kDecoderStep,
+  kDecoderEmbed,
+  kDecoderLayer,
+  kDecSelfAttnQKV,
+  kDecSelfAttnCore,
+  kDecSelfAttnOut,
+  kDecSelfAttnNorm,
+  kCrossAttnQ,
+  kCrossAttnCore,
+  kCrossAttnOut,
+  kCrossAttnNorm,
+  kDecFfn1,
+  kDecFfn2,
+  kDecFfnNorm,
+  kOutputProjection,
+  kSearch,
+  kSearchLogSoftmax,  // aggregate only (interleaved per row inside kSearch)
+  kSearchScan,        // aggregate only: candidate scan (beam) / argmax (greedy)
+  kFinish,
+  kLinearPart,        // trace only: a worker's share of a linear layer
+  kAttentionPart,     // trace only: a worker's share of an attention
+  kNumOps
+};
+
+const char* OpName(Op op);
+// Report component of an op: "tokenizer", "encoder", "cross_kv", "decoder.self_attn",
+// "decoder.cross_attn", "decoder.ffn", "decoder.other", "output_projection", "search", "finish".
+const char* OpComponent(Op op);
+// The op this one nests in on lane 0 (kNumOps for the root).
+Op OpParent(Op op);
+
+class Profiler {
+ public:
+  // entries: [kNumOps][layers + 1]; events: capacity.
+  void Bind(ProfileEntry* entries, int layers, ProfileEvent* events, size_t capacity);
+  void Begin(int threads);  // a profiled call starts: clears the records
+  void End(int sentences, int steps);
+
+  static uint64_t Now() {
+    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count());
+  }
+
+  // Lane 0 spans (aggregated and traced); returns the event slot or -1.
+  long Open(Op op, int layer, int step, uint64_t t0);
+  void Close(long slot, Op op, int layer, uint64_t t0, uint64_t t1, uint64_t bytes, uint64_t macs, int m, int n,
+             int k);
+  // Aggregate-only time (search sub-parts).
+  void Add(Op op, uint64_t ns, uint64_t calls);
+  // A worker lane's span (trace only).
+  void Part(Op op, int layer, int lane, uint64_t t0, uint64_t t1, int m, int n, int k);
+
+  const ProfileView& view() const { return view_; }
+  int current_step() const { return step_; }
+  void set_step(int t) { step_ = t; }
+
+ private:
+  ProfileEvent* Claim();
+  ProfileEntry* entries_ = nullptr;
+  int layers_ = 0;
+  ProfileEvent* events_ = nullptr;
+  size_t capacity_ = 0;
+  std::atomic<size_t> next_event_{0};
+  std::atomic<size_t> dropped_{0};
+  int depth_ = 0;
+  int step_ = -1;
+  uint64_t start_ = 0;
+  ProfileView view_;
+};
+
+// RAII span on lane 0. With a null profiler it does nothing but test the pointer.
+class Span {
+ public:
+  Span(Profiler* p, Op op, int layer = -1) : p_(p) {
+    if (p_) {
+      op_ = op;
+      layer_ = layer;
+      t0_ = Profiler::Now();
+      slot_ = p_->Open(op, layer, p_->current_step(), t0_);
+    }
+  }
+  ~Span() {
+    if (p_) p_->Close(slot_, op_, layer_, t0_, Profiler::Now(), bytes_, macs_, m_, n_, k_);
+  }
+  Span(const Span&) = delete;
+  Span& operator=(const Span&) = delete;
+  // Work of the span: bytes streamed (weights, or K/V cache for attention), MACs, shape.
+  void Work(uint64_t bytes, uint64_t macs, int m, int n, int k) {
+    bytes_ += bytes;
+    macs_ += macs;
+    m_ = m;
+    n_ = n;
+    k_ = k;
+  }
+
+ private:
+  Profiler* p_;
+  Op op_ = Op::kTranslate;
+  int layer_ = -1;
+  long slot_ = -1;
+  uint64_t t0_ = 0, bytes_ = 0, macs_ = 0;
+  int m_ = 0, n_ = 0, k_ = 0;
+};
+
+// Events a call can produce, for sizing the buffer: every lane-0 span of a full-length call
+// (max target tokens steps) plus worker parts.
+size_t ProfileEventsFor(int encoder_layers, int decoder_layers, int max_target_tokens, int threads);
+
+}  // namespace detail
+}  // namespace mtlite

@@ -1,0 +1,292 @@
+#include "search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace mtlite {
+namespace detail {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// lse = max + log(sum exp(x - max)) over a logits row (torch's log_softmax: log-prob = x - lse).
+float RowLogSumExp(const kernels::KernelTable& K, const float* row, int n) {
+  float mx;
+  const float sum = K.max_sum_exp(row, n, &mx);
+  return mx + std::log(sum);
+}
+
+// Time of the search's sub-parts (aggregates only: they interleave row by row).
+struct SubTimer {
+  Profiler* prof;
+  Op op;
+  uint64_t t0;
+  SubTimer(Profiler* p, Op o) : prof(p), op(o), t0(p ? Profiler::Now() : 0) {}
+  ~SubTimer() {
+    if (prof) prof->Add(op, Profiler::Now() - t0, 1);
+  }
+};
+
+// Greedy search (HF greedy_search): argmax over the processed logits, stop at </s>.
+Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* skip, const kernels::KernelTable& K,
+              BeamHistory* h, SearchBuffers* s, StepModel* model, SearchObserver* obs,
+              Profiler* prof) {
+  const int W = h->slots_per_sentence(), V = sp.vocab;
+  for (int b = 0; b < nb; ++b) {
+    const int slot = b * W;
+    s->num_hyps[b] = 0;
+    s->done[b] = skip[b] ? 1 : 0;
+    s->beam_score[slot] = 0;
+    h->token(0, slot) = sp.decoder_start_id;
+    h->parent(0, slot) = slot;
+  }
+  for (int t = 0;; ++t) {
+    int n_active = 0;
+    for (int b = 0; b < nb; ++b)
+      if (!s->done[b]) {
+        s->active[n_active] = b * W;
+        s->row_tokens[n_active] = h->token(t, b * W);
+        ++n_active;
+      }
+    if (n_active == 0) break;
+    float* logits = nullptr;
+    if (Status st = model->Step(t, n_active, s->active, s->row_tokens, &logits); !st.ok()) return st;
+    Span span(prof, Op::kSearch);
+    for (int i = 0; i < n_active; ++i) {
+      const int slot = s->active[i], b = slot / W;
+      float* row = logits + size_t(i) * V;
+      const bool force = t + 1 >= max_len[b];
+      // The score is the log-prob of the chosen token (0 for the forced </s>).
+      if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
+      float lse = 0.0f;
+      if (sp.greedy_scores && !force) {
+        SubTimer timer(prof, Op::kSearchLogSoftmax);
+        lse = RowLogSumExp(K, row, V);
+      }
+      for (int j = 0; j < sp.num_bad; ++j) row[sp.bad_ids[j]] = kNegInf;
+      int best = sp.eos_id;
+      if (!force) {
+        SubTimer timer(prof, Op::kSearchScan);
+        best = K.argmax(row, V);
+      }
+      const float lp = force ? 0.0f : row[best] - lse;
+      if (sp.greedy_scores) s->beam_score[slot] += lp;
+      if (best == sp.eos_id || force) {
+        // t+1 tokens generated (the last one is </s>, forced at the limit)
+        const float len = float(t + 1);
+        s->hyps[size_t(b) * W] = {s->beam_score[slot] / std::pow(len, sp.length_penalty), t, slot};
+        s->num_hyps[b] = 1;
+        s->done[b] = 1;
+      } else {
+        h->token(t + 1, slot) = sp.Token(best);
+        h->parent(t + 1, slot) = slot;
+        if (obs) obs->OnToken(b, t + 1, sp.Token(best));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Beam search with HF BeamSearchScorer semantics: beam scores start at [0, -1e9, ...]; the top
+// 2*beam candidates over beam*vocab are scanned best first; a </s> candidate ranked < beam
+// finishes a hypothesis scored sum_logprobs / len^length_penalty (len = tokens including the
+// decoder start, excluding </s>); the others refill the beams; a sentence is done once it has
+// `beam` hypotheses and none of the running beams can beat the worst (early_stopping = false);
+// beams still running at max length are finalised.
+Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* skip, const kernels::KernelTable& K,
+            BeamHistory* h, SearchBuffers* s, StepModel* model, SearchObserver* obs,
+              Profiler* prof) {
+  const int W = h->slots_per_sentence(), beam = sp.beam, V = sp.vocab;
+  for (int b = 0; b < nb; ++b) {
+    s->num_hyps[b] = 0;
+    s->done[b] = skip[b] ? 1 : 0;
+    s->worst[b] = 1e9f;
+    for (int w = 0; w < beam; ++w) {
+      const int slot = b * W + w;
+      s->beam_score[slot] = w == 0 ? 0.0f : -1e9f;
+      h->token(0, slot) = sp.decoder_start_id;
+      h->parent(0, slot) = slot;
+    }
+  }
+  // HF BeamHypotheses.add: keep the best `beam` hypotheses; worst is the lowest kept score.
+  auto add_hyp = [&](int b, float sum_logprobs, int t_end, int slot, int cur_len) {
+    const float score = sum_logprobs / std::pow(float(cur_len), sp.length_penalty);
+    SearchHyp* hy = s->hyps + size_t(b) * W;
+    int& n = s->num_hyps[b];
+    if (n < beam) {
+      hy[n++] = {score, t_end, slot};
+      s->worst[b] = std::min(s->worst[b], score);
+    } else if (score > s->worst[b]) {
+      // as HF: append, then delete the worst (the first of equal worst ones), so the list order
+      // (which orders equal final scores) is HF's; the new worst is the lowest remaining
+      int wi = 0;
+      for (int i = 1; i < n; ++i)
+        if (hy[i].score < hy[wi].score) wi = i;
+      for (int i = wi; i + 1 < n; ++i) hy[i] = hy[i + 1];
+      hy[n - 1] = {score, t_end, slot};
+      s->worst[b] = hy[0].score;
+      for (int i = 1; i < n; ++i) s->worst[b] = std::min(s->worst[b], hy[i].score);
+    }
+  };
+  // Step 0: every beam of a sentence holds the same single token (the decoder start) and the
+  // same empty history, so their rows would be bit-identical (a row's arithmetic does not depend
+  // on the other rows): the decoder runs one row per sentence (slot b*W, which every path reads
+  // position 0 from: BeamHistory), and each beam still scores its own candidates below (beams
+  // 1.. start at -1e9), exactly as if all rows had run.
+  const int K2 = 2 * beam;
+  for (int t = 0;; ++t) {
+    const bool first = t == 0;
+    const int rows_per = first ? 1 : beam;  // decoder rows per running sentence
+    int n_active = 0;
+    for (int b = 0; b < nb; ++b)
+      if (!s->done[b])
+        for (int w = 0; w < rows_per; ++w) {
+          const int slot = b * W + w;
+          s->active[n_active] = slot;
+          s->row_tokens[n_active] = h->token(t, slot);
+          ++n_active;
+        }
+    if (n_active == 0) break;
+    float* logits = nullptr;
+    if (Status st = model->Step(t, n_active, s->active, s->row_tokens, &logits); !st.ok()) return st;
+    Span span(prof, Op::kSearch);
+    for (int i0 = 0; i0 < n_active; i0 += rows_per) {
+      const int b = s->active[i0] / W;
+      const bool force = t + 1 >= max_len[b];
+      // top 2*beam candidates over beam*V, kept sorted best first; ties keep the earlier
+      // (beam, token), as a stable sort of HF's flattened scores does.
+      float* cs = s->cand_score + size_t(b) * K2;
+      int32_t* ct = s->cand_tok + size_t(b) * K2;
+      int32_t* cp = s->cand_par + size_t(b) * K2;
+      int nc = 0;
+      auto insert = [&](float sc, int tok, int w) {
+        int pos = nc < K2 ? nc++ : K2 - 1;
+        while (pos > 0 && sc > cs[pos - 1]) {
+          cs[pos] = cs[pos - 1];
+          ct[pos] = ct[pos - 1];
+          cp[pos] = cp[pos - 1];
+          --pos;
+        }
+        cs[pos] = sc;
+        ct[pos] = tok;
+        cp[pos] = w;
+      };
+      float* row = logits + size_t(i0) * V;  // step 0: one row shared by the beams
+      float lse = 0.0f;
+      for (int w = 0; w < beam; ++w) {
+        if (!first && w > 0) row += V;
+        if (!force && (w == 0 || !first)) {
+          if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
+          SubTimer timer(prof, Op::kSearchLogSoftmax);
+          lse = RowLogSumExp(K, row, V);
+          for (int j = 0; j < sp.num_bad; ++j) row[sp.bad_ids[j]] = kNegInf;
+        }
+        const float base = s->beam_score[b * W + w];
+        if (force) {  // every token -inf, </s> log-prob 0
+          for (int j = 0; j < V; ++j) {
+            const float sc = (j == sp.eos_id ? 0.0f : kNegInf) + base;
+            if (nc < K2 || sc > cs[K2 - 1]) insert(sc, j, w);
+          }
+          continue;
+        }
+        // candidate score = log-prob + beam score = (x - lse) + base. Until 2*beam candidates
+        // are held every token enters; then only tokens above the current cut-off, which the
+        // SIMD scan finds.
+        SubTimer timer(prof, Op::kSearchScan);
+        int j = 0;
+        for (; j < V && nc < K2; ++j) insert((row[j] - lse) + base, j, w);
+        while (j < V) {
+          float sc;
+          j = K.scan_gt(row, j, V, lse, base, cs[K2 - 1], &sc);
+          if (j >= V) break;
+          insert(sc, j, w);
+          ++j;
+        }
+      }
+      const int cur_len = t + 1;
+      int next = 0;
+      float new_score[kMaxBeam];
+      int32_t new_tok[kMaxBeam], new_par[kMaxBeam];
+      for (int rank = 0; rank < nc && next < beam; ++rank) {
+        const int parent_slot = b * W + cp[rank];
+        if (ct[rank] == sp.eos_id) {
+          if (rank >= beam) continue;
+          add_hyp(b, cs[rank], t, parent_slot, cur_len);
+        } else {
+          new_score[next] = cs[rank];
+          new_tok[next] = ct[rank];
+          new_par[next] = parent_slot;
+          ++next;
+        }
+      }
+      for (; next < beam; ++next) {  // only when every candidate was -inf/eos: keep dead beams
+        new_score[next] = kNegInf;
+        new_tok[next] = sp.eos_id;
+        new_par[next] = b * W;
+      }
+      bool done = false;
+      if (s->num_hyps[b] >= beam) {
+        const float best_running = nc > 0 ? cs[0] : kNegInf;
+        done = s->worst[b] >= best_running / std::pow(float(cur_len), sp.length_penalty);
+      }
+      if (force) done = true;  // every hypothesis ends at max length
+      if (!done && t + 1 < max_len[b]) {
+        for (int w = 0; w < beam; ++w) {
+          const int slot = b * W + w;
+          s->beam_score[slot] = new_score[w];
+          h->token(t + 1, slot) = sp.Token(new_tok[w]);
+          h->parent(t + 1, slot) = new_par[w];
+        }
+        if (obs) obs->OnBest(b, t + 1, b * W);
+      } else if (!done) {
+        done = true;
+      }
+      s->done[b] = done ? 1 : 0;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8_t* skip,
+                 const kernels::KernelTable& K, BeamHistory* history, SearchBuffers* buf, StepModel* model,
+                 SearchObserver* observer, Profiler* prof) {
+  if (nb < 0 || nb * history->slots_per_sentence() > history->slots())
+    return Status(StatusCode::kInternal, "search: batch exceeds the history's slots");
+  if (spec.beam < 1 || spec.beam > history->slots_per_sentence() || spec.beam > kMaxBeam)
+    return Status(StatusCode::kInvalidArgument, "search: beam size outside [1, max_beam]");
+  if (spec.vocab < 1 || spec.eos_id < 0 || spec.eos_id >= spec.vocab || spec.pad_id < -1 || spec.pad_id >= spec.vocab)
+    return Status(StatusCode::kInternal, "search: special token outside the vocabulary");
+  for (int b = 0; b < nb; ++b)
+    if (!skip[b] && (max_len[b] < 1 || max_len[b] > history->max_steps()))
+      return Status(StatusCode::kInternal, "search: max length outside [1, max_target_tokens]");
+  if (spec.beam == 1) return Greedy(spec, nb, max_len, skip, K, history, buf, model, observer, prof);
+  return Beam(spec, nb, max_len, skip, K, history, buf, model, observer, prof);
+}
+
+int MaxTargetLength(const TranslateOptions& opt, int src_len, int max_target_tokens) {
+  long long cap = std::min(opt.max_length, max_target_tokens);
+  if (opt.max_length_ratio > 0)
+    cap = std::min<long long>(cap, (long long)(opt.max_length_ratio * src_len) + opt.max_length_offset);
+  return int(std::max<long long>(cap, 1));
+}
+
+int SortHypotheses(SearchHyp* hyps, int n, int k) {
+  // Insertion sort: stable, no allocation (n <= kMaxBeam).
+  for (int i = 1; i < n; ++i) {
+    const SearchHyp x = hyps[i];
+    int j = i;
+    while (j > 0 && x.score > hyps[j - 1].score) {
+      hyps[j] = hyps[j - 1];
+      --j;
+    }
+    hyps[j] = x;
+  }
+  return std::min(n, k);
+}
+
+}  // namespace detail
+}  // namespace mtlite

@@ -1,0 +1,118 @@
+#include "transformer.h"
+
+#include "marian_layout.h"
+
+#include <cmath>
+#include <new>
+#include <tuple>
+
+namespace mtlite {
+namespace detail {
+
+Transformer::~Transformer() {
+  for (int i = 0; i < num_ops_; ++i) ops_[i].~Linear();
+}
+
+Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* arena, const Exec& ex) {
+  md_ = &md;
+  cfg_ = &md.config;
+  exec_ = ex;
+  dims_ = plan.dims();
+  const Dims& x = dims_;
+
+  float* pos_enc = plan.Get<float>(arena, kBufPosEncoder);
+  float* pos_dec = plan.Get<float>(arena, kBufPosDecoder);
+  pos_enc_ = pos_enc ? pos_enc : md.encoder_positions.data;
+  pos_dec_ = pos_dec ? pos_dec : md.decoder_positions.data;
+  off_ = plan.Get<int>(arena, kBufSrcOffsets);
+  ex_ = plan.Get<float>(arena, kBufEncHidden);
+  eq_ = plan.Get<float>(arena, kBufEncQ);
+  ek_ = plan.Get<float>(arena, kBufEncK);
+  ev_ = plan.Get<float>(arena, kBufEncV);
+  ectx_ = plan.Get<float>(arena, kBufEncCtx);
+  effn_ = plan.Get<float>(arena, kBufEncFfn);
+  scores_ = plan.Get<float>(arena, kBufAttnScores);
+  ck_ = plan.Get<float>(arena, kBufCrossK);
+  cv_ = plan.Get<float>(arena, kBufCrossV);
+  dx_ = plan.Get<float>(arena, kBufDecHidden);
+  dq_ = plan.Get<float>(arena, kBufDecQ);
+  dk_ = plan.Get<float>(arena, kBufDecK);
+  dv_ = plan.Get<float>(arena, kBufDecV);
+  dctx_ = plan.Get<float>(arena, kBufDecCtx);
+  dffn_ = plan.Get<float>(arena, kBufDecFfn);
+  logits_ = plan.Get<float>(arena, kBufLogits);
+  kcache_ = plan.Get<float>(arena, kBufKCache);
+  vcache_ = plan.Get<float>(arena, kBufVCache);
+  anc_ = plan.Get<int32_t>(arena, kBufAncestors);
+  enc_scratch_ = {plan.Get<int8_t>(arena, kBufEncQuant), plan.Get<float>(arena, kBufEncQuantScale),
+                  plan.Get<float>(arena, kBufEncStaging)};
+  dec_scratch_ = {plan.Get<int8_t>(arena, kBufDecQuant), plan.Get<float>(arena, kBufDecQuantScale),
+                  plan.Get<float>(arena, kBufDecStaging)};
+
+  // Linear layers, constructed in the arena (destroyed by ~Transformer).
+  ops_ = plan.Get<Linear>(arena, kBufLayerOps);
+  const int total = NumOps(*cfg_);
+  for (; num_ops_ < total; ++num_ops_) new (ops_ + num_ops_) Linear();
+  for (int l = 0; l < x.Le; ++l) {
+    const EncoderLayerView& L = md.encoder[size_t(l)];
+    const std::tuple<const WeightView*, const VectorView*> w[kEncOps] = {
+        {&L.self_attn.q, &L.self_attn.q_bias}, {&L.self_attn.k, &L.self_attn.k_bias},
+        {&L.self_attn.v, &L.self_attn.v_bias}, {&L.self_attn.o, &L.self_attn.o_bias},
+        {&L.fc1, &L.fc1_bias},                 {&L.fc2, &L.fc2_bias}};
+    for (int j = 0; j < kEncOps; ++j)
+      if (Status s = enc(l, j).Init(*std::get<0>(w[j]), *std::get<1>(w[j])); !s.ok()) return s;
+  }
+  for (int l = 0; l < x.Ld; ++l) {
+    const DecoderLayerView& L = md.decoder[size_t(l)];
+    const std::tuple<const WeightView*, const VectorView*> w[kDecOps] = {
+        {&L.self_attn.q, &L.self_attn.q_bias},   {&L.self_attn.k, &L.self_attn.k_bias},
+        {&L.self_attn.v, &L.self_attn.v_bias},   {&L.self_attn.o, &L.self_attn.o_bias},
+        {&L.cross_attn.q, &L.cross_attn.q_bias}, {&L.cross_attn.k, &L.cross_attn.k_bias},
+        {&L.cross_attn.v, &L.cross_attn.v_bias}, {&L.cross_attn.o, &L.cross_attn.o_bias},
+        {&L.fc1, &L.fc1_bias},                   {&L.fc2, &L.fc2_bias}};
+    for (int j = 0; j < kDecOps; ++j)
+      if (Status s = dec(l, j).Init(*std::get<0>(w[j]), *std::get<1>(w[j])); !s.ok()) return s;
+  }
+  if (Status s = out_proj().Init(md.output_proj, md.final_logits_bias); !s.ok()) return s;
+
+  // Marian sinusoid (HF MarianSinusoidalPositionalEmbedding), computed when not stored.
+  if (pos_enc) layout::MarianSinusoid(x.S, x.d, pos_enc);
+  if (pos_dec) layout::MarianSinusoid(x.T, x.d, pos_dec);
+  return Status::Ok();
+}
+
+Status Transformer::Lin(Span& span, Linear& L, const float* x, int m, float* y, const float* residual,
+                        kernels::Act act, const LinearScratch& sc) {
+  span.Work(L.weight_bytes(), uint64_t(m) * uint64_t(L.out_features()) * uint64_t(L.in_features()), m,
+            L.out_features(), L.in_features());
+  return L.Run(exec_, x, m, y, residual, act, sc);
+}
+
+void Transformer::Norm(Op op, int layer, float* x, int m, const LayerNormView& ln) {
+  Span span(exec_.prof, op, layer);
+  exec_.K->layer_norm(x, m, dims_.d, ln.gamma.data, ln.beta.data, cfg_->layer_norm_eps, x);
+}
+
+// Scaled token embedding plus position. int8 tables are dequantized straight from their
+// BlockedN8K4 layout (row r, column c at block r/8: (c/4)*32 + (r%8)*4 + c%4).
+void Transformer::Embed(const WeightView& table, int32_t id, int pos, const float* positions, float* out) const {
+  const int d = dims_.d;
+  const float scale = cfg_->embed_scale;
+  if (table.dtype == WeightType::kInt8) {
+    const int kp = kernels::RoundUp(d, 4);
+    const int8_t* block = static_cast<const int8_t*>(table.data) + size_t(id / 8) * size_t(kp) * 8 + (id % 8) * 4;
+    const float s = table.scales[id];
+    for (int j = 0; j < d; ++j) out[j] = (float(block[(j / 4) * 32 + (j % 4)]) * s) * scale;
+  } else if (table.dtype == WeightType::kF16) {
+    const uint16_t* h = static_cast<const uint16_t*>(table.data) + size_t(id) * d;
+    for (int j = 0; j < d; ++j) out[j] = layout::F16ToF32(h[j]) * scale;
+  } else {
+    const float* f = static_cast<const float*>(table.data) + size_t(id) * d;
+    for (int j = 0; j < d; ++j) out[j] = f[j] * scale;
+  }
+  const float* p = positions + size_t(pos) * d;
+  for (int j = 0; j < d; ++j) out[j] = out[j] + p[j];
+}
+
+}  // namespace detail
+}  // namespace mtlite

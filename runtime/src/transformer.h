@@ -1,0 +1,100 @@
+// The network: the encoder (encoder.cc) and one incremental decoder step (decoder_step.cc) of a
+// Marian transformer (post-norm, scaled embeddings + sinusoid or stored positions), as layers
+// over the model's weights (read in place) and the translator's arena.
+//
+//   encoder layer i:  self-attention (q/k/v projection, masked attention, output projection,
+//                     + residual, layer norm), FFN (fc1 + activation, fc2 + residual, layer norm)
+//   cross K/V:        every decoder layer's cross-attention K and V, projected once per sentence
+//   decoder step t:   per layer: causal self-attention over the KV cache, cross-attention over
+//                     the cross K/V (source padding masked), FFN; then the output projection
+#pragma once
+
+#include <cstdint>
+
+#include "arena_plan.h"
+#include "beam_history.h"
+#include "linear.h"
+#include "model_data.h"
+#include "profiler.h"
+
+namespace mtlite {
+namespace detail {
+
+class Transformer {
+ public:
+  static constexpr int kEncOps = 6;   // q k v o fc1 fc2
+  static constexpr int kDecOps = 10;  // q k v o, cross q k v o, fc1 fc2
+  static int NumOps(const ModelConfig& c) { return c.encoder_layers * kEncOps + c.decoder_layers * kDecOps + 1; }
+
+  Transformer() = default;
+  Transformer(const Transformer&) = delete;
+  Transformer& operator=(const Transformer&) = delete;
+  ~Transformer();
+
+  // Binds the arena buffers of `plan`, creates the linear layers (in the arena) and writes the
+  // sinusoid position tables.
+  Status Init(const ModelData& md, const ArenaPlan& plan, uint8_t* arena, const Exec& ex);
+
+  // Encodes nb sentences: ids at src_ids + b*S (S = max source tokens), lengths src_len[b]. The
+  // sentences' rows are packed (sentence b at rows off[b] .. off[b] + len[b]): no padding row is
+  // ever computed, and attention runs over each sentence's own keys, which is bit-identical to a
+  // padded batch with masked keys (masked keys contribute exact zeros: kernels.h). Then projects
+  // the cross-attention K/V of every decoder layer. smax (the longest source) is the width of the
+  // alignment rows, with zeros beyond a sentence's own length.
+  Status Encode(const int32_t* src_ids, const int* src_len, int nb, int smax);
+
+  // Decoder position t for n rows: row i continues `slots[i]` (its past through `history`) with
+  // input token tokens[i]. Writes K/V of position t at cache row t*R + slot. align_layer >= 0:
+  // that layer's cross-attention probabilities (mean over heads) go to history->align_row(t, slot).
+  // *logits = [n][V].
+  Status DecoderStep(int t, int n, const int32_t* slots, const int32_t* tokens, BeamHistory* history,
+                     int align_layer, float** logits);
+
+  // Output projection over these 8-row blocks of the vocabulary only (int8; null: every row).
+  // DecoderStep's logits are then [n][nblocks * 8], column c = token blocks[c / 8] * 8 + c % 8.
+  void SetOutputBlocks(const int32_t* blocks, int nblocks) {
+    out_blocks_ = blocks;
+    num_out_blocks_ = nblocks;
+  }
+
+  int smax() const { return smax_; }
+  void set_exec(const Exec& ex) { exec_ = ex; }  // e.g. a profiled call's profiler
+  const Dims& dims() const { return dims_; }
+
+ private:
+  Linear& enc(int layer, int op) { return ops_[layer * kEncOps + op]; }
+  Linear& dec(int layer, int op) { return ops_[dims_.Le * kEncOps + layer * kDecOps + op]; }
+  Linear& out_proj() { return ops_[num_ops_ - 1]; }
+  void Embed(const WeightView& table, int32_t id, int pos, const float* positions, float* out) const;
+  // One linear layer inside `span` (adds its weight bytes, MACs and shape to the span).
+  Status Lin(Span& span, Linear& L, const float* x, int m, float* y, const float* residual, kernels::Act act,
+             const LinearScratch& sc);
+  void Norm(Op op, int layer, float* x, int m, const LayerNormView& ln);
+
+  const ModelData* md_ = nullptr;
+  const ModelConfig* cfg_ = nullptr;
+  Exec exec_;
+  Dims dims_;
+  Linear* ops_ = nullptr;  // in the arena
+  int num_ops_ = 0;
+  int smax_ = 0;           // longest source of the current batch
+  const int32_t* out_blocks_ = nullptr;
+  int num_out_blocks_ = 0;
+
+  // arena buffers (arena_plan.h)
+  const float* pos_enc_ = nullptr;  // [S][d] (or the stored table)
+  const float* pos_dec_ = nullptr;  // [T][d]
+  int* off_ = nullptr;              // [B + 1] first encoder row of each sentence
+  const int* len_ = nullptr;        // source lengths of the current batch
+  float *ex_ = nullptr, *eq_ = nullptr, *ek_ = nullptr, *ev_ = nullptr, *ectx_ = nullptr, *effn_ = nullptr;
+  float* scores_ = nullptr;         // [threads][max(S, T)]
+  float *ck_ = nullptr, *cv_ = nullptr;  // [Ld][B*S][d]
+  float *dx_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr, *dctx_ = nullptr, *dffn_ = nullptr;
+  float* logits_ = nullptr;         // [R][V]
+  float *kcache_ = nullptr, *vcache_ = nullptr;  // [Ld][T][R][d]
+  int32_t* anc_ = nullptr;          // [R][T]
+  LinearScratch enc_scratch_, dec_scratch_;
+};
+
+}  // namespace detail
+}  // namespace mtlite

@@ -1,0 +1,166 @@
+// The public Translator: object placement in its arena (Create, ArenaBytes, PlanArena) and the
+// calls that forward to TranslatorImpl; the testing hooks (testing_hooks.h).
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "arena_plan.h"
+#include "mtlite/mtlite.hpp"
+#include "testing_hooks.h"
+#include "translator_impl.h"
+
+namespace mtlite {
+
+using detail::ArenaPlan;
+
+namespace {
+Status Err(StatusCode c, std::string m) { return Status(c, std::move(m)); }
+}  // namespace
+
+// Object placement. One 64-byte aligned block holds a Translator completely:
+//   [ArenaHead][Translator][TranslatorImpl][planned buffers (ArenaPlan)]
+// Create() allocates the block (not zero-filled: every buffer is written before it is read, and
+// pages the declared limits reserve but a translation never reaches stay untouched, not
+// resident); the caller-arena Create() places the same layout in the caller's memory and
+// allocates nothing. Deleting the Translator destroys the objects in place, then
+// Translator::operator delete frees the block if the head says it came from the heap.
+namespace {
+
+struct ArenaHead {
+  uint64_t magic;
+  void* heap_block;  // the block to free with the Translator, or null (caller-owned arena)
+};
+constexpr uint64_t kArenaMagic = 0x6d746c6974656172ull;  // "mtlitear"
+constexpr size_t kArenaAlign = 64;
+constexpr size_t ArenaAlignUp(size_t x) { return (x + kArenaAlign - 1) & ~(kArenaAlign - 1); }
+constexpr size_t kTranslatorOffset = ArenaAlignUp(sizeof(ArenaHead));
+constexpr size_t kImplOffset = kTranslatorOffset + ArenaAlignUp(sizeof(Translator));
+constexpr size_t kHeadBytes = kImplOffset + ArenaAlignUp(sizeof(TranslatorImpl));  // before the planned buffers
+
+}  // namespace
+
+// Places a Translator in block[0, bytes) (64-byte aligned, bytes >= ArenaBytes).
+Result<std::unique_ptr<Translator>> Translator::Place(std::shared_ptr<const Model> model,
+                                                      const TranslatorLimits& limits, uint8_t* block, size_t bytes,
+                                                      bool heap_block) {
+  new (block) ArenaHead{kArenaMagic, nullptr};
+  auto* impl = new (block + kImplOffset) TranslatorImpl();
+  if (Status s = impl->Init(std::move(model), limits, block + kHeadBytes, bytes - kHeadBytes); !s.ok()) {
+    impl->~TranslatorImpl();
+    return s;
+  }
+  reinterpret_cast<ArenaHead*>(block)->heap_block = heap_block ? block : nullptr;
+  return std::unique_ptr<Translator>(new (block + kTranslatorOffset) Translator(impl));
+}
+
+Result<std::unique_ptr<Translator>> Translator::Create(std::shared_ptr<const Model> model,
+                                                       const TranslatorLimits& limits) {
+  if (!model) return Err(StatusCode::kInvalidArgument, "null model");
+  auto bytes = ArenaBytes(*model, limits);
+  if (!bytes.ok()) return bytes.status();
+  auto* block = static_cast<uint8_t*>(std::aligned_alloc(kArenaAlign, ArenaAlignUp(bytes.value())));
+  if (!block)
+    return Err(StatusCode::kResourceExhausted, "cannot allocate the arena of " + std::to_string(bytes.value()) + " bytes");
+  auto t = Place(std::move(model), limits, block, bytes.value(), true);
+  if (!t.ok()) std::free(block);
+  return t;
+}
+
+Result<std::unique_ptr<Translator>> Translator::Create(std::shared_ptr<const Model> model,
+                                                       const TranslatorLimits& limits, void* arena, size_t bytes) {
+  if (!model) return Err(StatusCode::kInvalidArgument, "null model");
+  if (!arena) return Err(StatusCode::kInvalidArgument, "null arena");
+  if (reinterpret_cast<uintptr_t>(arena) % kArenaAlign != 0)
+    return Err(StatusCode::kInvalidArgument,
+               "the arena must be 64-byte aligned (declare it with alignas(64) or __attribute__((aligned(64))))");
+  auto need = ArenaBytes(*model, limits);
+  if (!need.ok()) return need.status();
+  if (bytes < need.value())
+    return Err(StatusCode::kResourceExhausted,
+               "arena of " + std::to_string(bytes) + " bytes is too small: these limits need " +
+                   std::to_string(need.value()) + " bytes (Translator::ArenaBytes; `mtlite info --limits` prints it)");
+  return Place(std::move(model), limits, static_cast<uint8_t*>(arena), bytes, false);
+}
+
+void Translator::operator delete(void* p) {
+  if (!p) return;
+  const auto* head = reinterpret_cast<const ArenaHead*>(static_cast<uint8_t*>(p) - kTranslatorOffset);
+  if (head->magic == kArenaMagic && head->heap_block) std::free(head->heap_block);
+}
+
+void Translator::ImplDeleter::operator()(TranslatorImpl* impl) const { impl->~TranslatorImpl(); }
+
+Result<size_t> Translator::ArenaBytes(const Model& model, const TranslatorLimits& limits) {
+  auto plan = ArenaPlan::Make(model.data(), limits);
+  if (!plan.ok()) return plan.status();
+  return kHeadBytes + plan.value().total_bytes();
+}
+
+Result<ArenaPlanInfo> Translator::PlanArena(const Model& model, const TranslatorLimits& limits) {
+  auto plan = ArenaPlan::Make(model.data(), limits);
+  if (!plan.ok()) return plan.status();
+  // The planned buffers follow the Translator's objects (the head): one more persistent buffer.
+  ArenaPlanInfo info = plan.value().Describe();
+  for (ArenaBufferInfo& b : info.buffers) b.offset += kHeadBytes;
+  ArenaBufferInfo head;
+  head.name = "translator.objects";
+  head.bytes = kHeadBytes;
+  head.persistent = true;
+  head.first_phase = info.phases.front();
+  head.last_phase = info.phases.back();
+  info.buffers.insert(info.buffers.begin(), std::move(head));
+  info.total_bytes += kHeadBytes;
+  info.unshared_bytes += kHeadBytes;
+  return info;
+}
+
+Translator::Translator(TranslatorImpl* impl) : impl_(impl) {}
+Translator::~Translator() = default;
+size_t Translator::arena_bytes() const { return kHeadBytes + impl_->plan.total_bytes(); }
+const TranslatorLimits& Translator::limits() const { return impl_->lim; }
+const ProfileView* Translator::last_profile() const { return impl_->last_profile(); }
+
+Status Translator::TranslateViews(const std::string_view* inputs, size_t n, const TranslateOptions& options,
+                                  const SentenceResultView** out) {
+  if (!inputs && n > 0) return Err(StatusCode::kInvalidArgument, "null inputs for " + std::to_string(n) + " sentences");
+  return impl_->Run(inputs, nullptr, nullptr, n, options, out);
+}
+
+Status Translator::TranslateIdsViews(const int32_t* const* source_ids, const int* source_lengths, size_t n,
+                                     const TranslateOptions& options, const SentenceResultView** out) {
+  if ((!source_ids || !source_lengths) && n > 0)
+    return Err(StatusCode::kInvalidArgument, "null source ids for " + std::to_string(n) + " sentences");
+  return impl_->Run(nullptr, source_ids, source_lengths, n, options, out);
+}
+
+Status Translator::ForcedLogits(const int32_t* source_ids, int source_len, const int32_t* target_ids, int target_len,
+                                float* logits_out) {
+  return impl_->Forced(source_ids, source_len, target_ids, target_len, logits_out);
+}
+
+namespace detail {
+void FillArenaForTesting(Translator& t, uint8_t byte) {
+  TranslatorImpl& impl = *TestingAccess::Impl(t);
+  for (int i = 0; i < kNumBuffers; ++i) {
+    const PlannedBuffer& b = impl.plan.buffer(i);
+    if (b.bytes && !b.persistent) std::memset(impl.arena() + b.offset, byte, b.bytes);
+  }
+}
+void InjectLinearFaultForTesting(Translator& t, long countdown) { TestingAccess::Impl(t)->fault.countdown = countdown; }
+const void* ArenaBufferForTesting(const Translator& t, const char* name, size_t* bytes) {
+  const TranslatorImpl& impl = *TestingAccess::Impl(t);
+  for (int i = 0; i < kNumBuffers; ++i) {
+    const PlannedBuffer& b = impl.plan.buffer(i);
+    if (b.bytes && std::strcmp(b.name, name) == 0) {
+      if (bytes) *bytes = b.bytes;
+      return impl.arena() + b.offset;
+    }
+  }
+  return nullptr;
+}
+}  // namespace detail
+
+}  // namespace mtlite

@@ -4,7 +4,11 @@
 // GEMV whose weights come from DRAM.
 //
 //   gemm/<table>/m/n/k/{hot,cold}     gemm_s8_blocked only (activations already quantised)
-//   gather/<table>/m/n/k/{hot,cold}   gemm_s8_blocked_gather over every 4th block (a shortlist)
+//   gather/<table>/m/n/k/{hot,cold}   gemm_s8_blocked_gather over a shortlist's blocks: the first
+//                                     1/16 (frequent words: one run) and every 4th block after
+//   runs/<table>/m/n/k/{hot,cold}     the same blocks as one gemm_s8_blocked call per run of
+//                                     consecutive blocks (what the run-time shortlist did before
+//                                     it called the gather entry)
 //   linear/<table>/m/n/k/{hot,cold}   quantize_rows_s8 + gemm_s8_blocked (f32 in, f32 out: what
 //                                     the runtime does per linear layer)
 //   xnn_qs8/m/n/k/{hot,cold}          xnn fully_connected_nc_qs8 (int8 in, int8 out)
@@ -93,7 +97,7 @@ struct OurData {
   int copies = 0;
   std::vector<float> w_scales, bias, x, a_scales, c;
   std::vector<int8_t> a;
-  std::vector<int32_t> shortlist;  // every 4th block
+  std::vector<int32_t> shortlist;  // the first 1/16 of the blocks, then every 4th
 
   static const OurData& Get(const Shape& s, bool cold) {
     static std::unique_ptr<OurData> d;
@@ -127,7 +131,8 @@ struct OurData {
     a_scales.resize(kMaxM);
     mtlite::kernels::ReferenceKernels().quantize_rows_s8(x.data(), kMaxM, k, k, a.data(), kp, a_scales.data());
     c.resize(size_t(kMaxM) * (n + 7) / 8 * 8);
-    for (int b = 0; b < (n + 7) / 8; b += 4) shortlist.push_back(b);
+    const int nb = (n + 7) / 8;
+    for (int b = 0; b < nb; b += b < nb / 16 ? 1 : 4) shortlist.push_back(b);
   }
 };
 
@@ -147,10 +152,24 @@ std::string Verify(const KernelTable* t, const Shape& s, bool gather) {
   return err;
 }
 
-enum class Kind { kGemm, kLinear, kGather };
+enum class Kind { kGemm, kLinear, kGather, kRuns };
+
+// The blocks of `list` as runs of consecutive blocks, one gemm_s8_blocked call each.
+void GemmRuns(const KernelTable* t, const Shape& s, const std::vector<int32_t>& list, const int8_t* a, int lda,
+              const float* a_scales, const int8_t* w, const float* w_scales, const float* bias, float* c) {
+  const int nsel = int(list.size()), kp = (s.k + 3) / 4 * 4;
+  for (int i = 0; i < nsel;) {
+    int j = i + 1;
+    while (j < nsel && list[j] == list[j - 1] + 1) ++j;
+    const int n0 = list[i] * 8, n1 = std::min(s.n, (list[j - 1] + 1) * 8);
+    t->gemm_s8_blocked(s.m, n1 - n0, s.k, a, lda, a_scales, w + size_t(list[i]) * kp * 8, w_scales + n0,
+                       bias + n0, nullptr, 0, c + size_t(i) * 8, 8 * nsel, Act::kNone);
+    i = j;
+  }
+}
 
 void BM_Gemm(benchmark::State& st, const KernelTable* t, Shape s, bool cold, Kind kind) {
-  const std::string err = Verify(t, s, kind == Kind::kGather);
+  const std::string err = Verify(t, s, kind == Kind::kGather || kind == Kind::kRuns);
   if (!err.empty()) {
     st.SkipWithError(err.c_str());
     return;
@@ -167,13 +186,15 @@ void BM_Gemm(benchmark::State& st, const KernelTable* t, Shape s, bool cold, Kin
     if (kind == Kind::kGather)
       t->gemm_s8_blocked_gather(s.m, s.n, nsel, d.shortlist.data(), s.k, a, d.kp, a_scales, w,
                                 d.w_scales.data(), d.bias.data(), c, 8 * nsel);
+    else if (kind == Kind::kRuns)
+      GemmRuns(t, s, d.shortlist, a, d.kp, a_scales, w, d.w_scales.data(), d.bias.data(), c);
     else
       t->gemm_s8_blocked(s.m, s.n, s.k, a, d.kp, a_scales, w, d.w_scales.data(), d.bias.data(), nullptr,
                          0, c, s.n, Act::kNone);
     benchmark::DoNotOptimize(c);
     benchmark::ClobberMemory();
   }
-  if (kind == Kind::kGather) s.n = 8 * nsel;  // the work done: the selected rows only
+  if (kind == Kind::kGather || kind == Kind::kRuns) s.n = 8 * nsel;  // the work done: the selected rows only
   SetCounters(st, s);
 }
 
@@ -429,10 +450,14 @@ void RegisterAll(bool have_xnn) {
             b->MinTime(0.05);
             continue;
           }
-          if (s.n > 4096)  // an output projection: its shortlist form
+          if (s.n > 4096) {  // an output projection: its shortlist form
             benchmark::RegisterBenchmark(Name((std::string("gather/") + tab->name).c_str(), s, cold).c_str(),
                                          BM_Gemm, tab, s, cold, Kind::kGather)
                 ->Unit(benchmark::kMicrosecond);
+            benchmark::RegisterBenchmark(Name((std::string("runs/") + tab->name).c_str(), s, cold).c_str(),
+                                         BM_Gemm, tab, s, cold, Kind::kRuns)
+                ->Unit(benchmark::kMicrosecond);
+          }
           benchmark::RegisterBenchmark(Name((std::string("linear/") + tab->name).c_str(), s, cold).c_str(),
                                        BM_Gemm, tab, s, cold, Kind::kLinear)
               ->Unit(benchmark::kMicrosecond);

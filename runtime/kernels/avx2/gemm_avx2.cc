@@ -30,17 +30,14 @@ namespace avx2 {
 namespace {
 
 // acc += (8 rows x 4 k of w) . (broadcast 4 activations a4)
-inline __m256i Step(__m256i acc, __m256i w, __m256i w_abs, __m256i a4, __m256i ones) {
-  const __m256i s = _mm256_sign_epi8(a4, w);             // a * sign(w)
-  const __m256i p = _mm256_maddubs_epi16(w_abs, s);      // |w| * a * sign(w), pairs -> int16
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(p, ones));  // pairs -> int32
+inline __m256i Step(__m256i acc, __m256i w, __m256i w_abs, __m256i a4) {
+  return MaddDot::Dot(acc, w_abs, _mm256_sign_epi8(a4, w));  // |w| * (a * sign(w))
 }
 
 // m == 1: one 8-row block over all of K, four independent accumulators over the k groups. The
 // driver calls it block after block: the weights are read strictly sequentially (one stream
 // for the prefetchers).
 inline __m256i GemvBlock(int kg, const int8_t* a, const int8_t* wb) {
-  const __m256i ones = _mm256_set1_epi16(1);
   __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
   int g = 0;
   for (; g + 4 <= kg; g += 4) {
@@ -48,42 +45,16 @@ inline __m256i GemvBlock(int kg, const int8_t* a, const int8_t* wb) {
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + g * 32 + 32));
     const __m256i w2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + g * 32 + 64));
     const __m256i w3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + g * 32 + 96));
-    acc0 = Step(acc0, w0, _mm256_abs_epi8(w0), _mm256_set1_epi32(Load4(a + g * 4)), ones);
-    acc1 = Step(acc1, w1, _mm256_abs_epi8(w1), _mm256_set1_epi32(Load4(a + g * 4 + 4)), ones);
-    acc2 = Step(acc2, w2, _mm256_abs_epi8(w2), _mm256_set1_epi32(Load4(a + g * 4 + 8)), ones);
-    acc3 = Step(acc3, w3, _mm256_abs_epi8(w3), _mm256_set1_epi32(Load4(a + g * 4 + 12)), ones);
+    acc0 = Step(acc0, w0, _mm256_abs_epi8(w0), _mm256_set1_epi32(Load4(a + g * 4)));
+    acc1 = Step(acc1, w1, _mm256_abs_epi8(w1), _mm256_set1_epi32(Load4(a + g * 4 + 4)));
+    acc2 = Step(acc2, w2, _mm256_abs_epi8(w2), _mm256_set1_epi32(Load4(a + g * 4 + 8)));
+    acc3 = Step(acc3, w3, _mm256_abs_epi8(w3), _mm256_set1_epi32(Load4(a + g * 4 + 12)));
   }
   for (; g < kg; ++g) {
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + g * 32));
-    acc0 = Step(acc0, w0, _mm256_abs_epi8(w0), _mm256_set1_epi32(Load4(a + g * 4)), ones);
+    acc0 = Step(acc0, w0, _mm256_abs_epi8(w0), _mm256_set1_epi32(Load4(a + g * 4)));
   }
   return _mm256_add_epi32(_mm256_add_epi32(acc0, acc1), _mm256_add_epi32(acc2, acc3));
-}
-
-// MR rows of A x NR blocks of 8 output rows, full K. MR * NR accumulators + 2 * NR weight
-// registers + broadcast + ones fit in the 16 ymm registers for (4, 2).
-template <int MR, int NR>
-inline void TileIntrinsics(int kg, const int8_t* a, int lda, const int8_t* const* w,
-                           __m256i (&acc)[MR][NR]) {
-  const __m256i ones = _mm256_set1_epi16(1);
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-    for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_si256();
-  for (int g = 0; g < kg; ++g) {
-    __m256i wv[NR], wa[NR];
-#pragma GCC unroll 8
-    for (int j = 0; j < NR; ++j) {
-      wv[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[j] + size_t(g) * 32));
-      wa[j] = _mm256_abs_epi8(wv[j]);
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const __m256i a4 = _mm256_set1_epi32(Load4(a + size_t(i) * lda + g * 4));
-#pragma GCC unroll 8
-      for (int j = 0; j < NR; ++j) acc[i][j] = Step(acc[i][j], wv[j], wa[j], a4, ones);
-    }
-  }
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -220,7 +191,7 @@ struct GemmK : GemmCommon {
       return;
     }
 #endif
-    TileIntrinsics<MR, NR>(kg, a, lda, w, acc);
+    TileSign<MaddDot, MR, NR>(kg, a, lda, w, acc);
   }
   template <int G>
   static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool,

@@ -31,7 +31,7 @@ struct GemmK : avx2::GemmCommon {
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
                    Acc (&acc)[MR][NR]) {
-    Ymm::TileSign<MR, NR>(kg, a, lda, w, acc);
+    avx2::TileSign<VexDot, MR, NR>(kg, a, lda, w, acc);
   }
   template <int MR>
   static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, Acc (&acc)[MR]) {

@@ -10,11 +10,12 @@
 // subtracted per output row: sum_k u w - sum_k 128 w = sum_k a w, exact in int32 modulo 2^32,
 // so equal to the reference's exact sum whenever that is representable (kernels.h contract).
 // Weights may be any int8, -128 included.
-// TileSign is the other way to feed vpdpbusd signed bytes, as the AVX2 kernel does with
-// vpmaddubsw: u = |w| (0..128 as u8) and s = a * sign(w) (vpsignb; |a| <= 127, so no overflow),
-// u * s = a * w. It needs no correction but a vpsignb per (row, block) and a vpabsb per block:
-// on Zen5 ~20 % faster in cache (fewer vpdpbusd), slower over weights from DRAM (more operations
-// wait for each weight load). Internal linkage only.
+// avx2::TileSign (avx2/avx2_gemm.h) with Dot = vpdpbusd is the other way to feed vpdpbusd
+// signed bytes, as the AVX2 kernel does with vpmaddubsw: u = |w| (0..128 as u8) and
+// s = a * sign(w) (vpsignb; |a| <= 127, so no overflow), u * s = a * w. It needs no correction
+// but a vpsignb per (row, block) and a vpabsb per block: on Zen5 ~20 % faster in cache (fewer
+// vpdpbusd), slower over weights from DRAM (more operations wait for each weight load).
+// Internal linkage only.
 #pragma once
 
 #include <immintrin.h>
@@ -36,29 +37,6 @@ struct VnniYmm {
     return _mm256_xor_si256(_mm256_set1_epi32(Load4(p)), x80);
   }
   static __m256i Weights(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-
-  // MR rows x NR blocks, full K, sign trick: acc[i][j] = row i . block w[j].
-  template <int MR, int NR>
-  static void TileSign(int kg, const int8_t* a, int lda, const int8_t* const* w, __m256i (&acc)[MR][NR]) {
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_si256();
-    for (int g = 0; g < kg; ++g) {
-      __m256i wv[NR], wa[NR];
-#pragma GCC unroll 8
-      for (int j = 0; j < NR; ++j) {
-        wv[j] = Weights(w[j] + size_t(g) * 32);
-        wa[j] = _mm256_abs_epi8(wv[j]);
-      }
-#pragma GCC unroll 8
-      for (int i = 0; i < MR; ++i) {
-        const __m256i av = _mm256_set1_epi32(Load4(a + size_t(i) * lda + size_t(g) * 4));
-#pragma GCC unroll 8
-        for (int j = 0; j < NR; ++j) acc[i][j] = Dot::Dot(acc[i][j], wa[j], _mm256_sign_epi8(av, wv[j]));
-      }
-    }
-  }
 
   // MR rows x NR blocks, full K, offset trick: acc[i][j] = row i . block w[j].
   template <int MR, int NR>

@@ -10,10 +10,7 @@ namespace kernels {
 
 template <>
 void AddAttentionKernels<IsaAvx2>(KernelTable& t) {
-  t.softmax_masked = generic::SoftmaxMasked<avx2::F8>;
-  t.dot_f32 = generic::Dot<avx2::F8>;
-  t.attn_scores = generic::AttnScores<avx2::F8>;
-  t.attn_context = generic::AttnContext<avx2::F8>;
+  generic::SetAttentionEntries<avx2::F8>(t);
 }
 
 }  // namespace kernels

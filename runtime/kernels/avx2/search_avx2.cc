@@ -9,9 +9,7 @@ namespace kernels {
 
 template <>
 void AddSearchKernels<IsaAvx2>(KernelTable& t) {
-  t.max_sum_exp = generic::MaxSumExp<avx2::F8>;
-  t.scan_gt = generic::ScanGt<avx2::F8>;
-  t.argmax = generic::Argmax<avx2::F8>;
+  generic::SetSearchEntries<avx2::F8>(t);
 }
 
 }  // namespace kernels

@@ -10,10 +10,7 @@ namespace kernels {
 
 template <>
 void AddAttentionKernels<IsaAvx512>(KernelTable& t) {
-  t.softmax_masked = generic::SoftmaxMasked<avx512::F16>;
-  t.dot_f32 = generic::Dot<avx512::F16>;
-  t.attn_scores = generic::AttnScores<avx512::F16>;
-  t.attn_context = generic::AttnContext<avx512::F16>;
+  generic::SetAttentionEntries<avx512::F16>(t);
 }
 
 }  // namespace kernels

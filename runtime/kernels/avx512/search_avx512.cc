@@ -10,9 +10,7 @@ namespace kernels {
 
 template <>
 void AddSearchKernels<IsaAvx512>(KernelTable& t) {
-  t.max_sum_exp = generic::MaxSumExp<avx512::F16>;
-  t.scan_gt = generic::ScanGt<avx512::F16>;
-  t.argmax = generic::Argmax<avx512::F16>;
+  generic::SetSearchEntries<avx512::F16>(t);
 }
 
 }  // namespace kernels

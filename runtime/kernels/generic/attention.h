@@ -121,6 +121,15 @@ void AttnContext(const float* p, const float* v, int ld, const int32_t* idx, int
   }
 }
 
+// The attention entries of a table, for float operations D.
+template <class D>
+void SetAttentionEntries(KernelTable& t) {
+  t.softmax_masked = SoftmaxMasked<D>;
+  t.dot_f32 = Dot<D>;
+  t.attn_scores = AttnScores<D>;
+  t.attn_context = AttnContext<D>;
+}
+
 }  // namespace generic
 }  // namespace kernels
 }  // namespace mtlite

@@ -72,6 +72,14 @@ int Argmax(const float* x, int n) {
   return 0;  // n <= 0
 }
 
+// The search entries of a table, for float operations D.
+template <class D>
+void SetSearchEntries(KernelTable& t) {
+  t.max_sum_exp = MaxSumExp<D>;
+  t.scan_gt = ScanGt<D>;
+  t.argmax = Argmax<D>;
+}
+
 }  // namespace generic
 }  // namespace kernels
 }  // namespace mtlite

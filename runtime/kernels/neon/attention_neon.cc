@@ -13,10 +13,7 @@ namespace kernels {
 template <>
 void AddAttentionKernels<IsaNeon>(KernelTable& t) {
 #if defined(__aarch64__)
-  t.softmax_masked = generic::SoftmaxMasked<neon::F8>;
-  t.dot_f32 = generic::Dot<neon::F8>;
-  t.attn_scores = generic::AttnScores<neon::F8>;
-  t.attn_context = generic::AttnContext<neon::F8>;
+  generic::SetAttentionEntries<neon::F8>(t);
 #else
   AddAttentionKernels<IsaReference>(t);
 #endif

@@ -13,9 +13,7 @@ namespace kernels {
 template <>
 void AddSearchKernels<IsaNeon>(KernelTable& t) {
 #if defined(__aarch64__)
-  t.max_sum_exp = generic::MaxSumExp<neon::F8>;
-  t.scan_gt = generic::ScanGt<neon::F8>;
-  t.argmax = generic::Argmax<neon::F8>;
+  generic::SetSearchEntries<neon::F8>(t);
 #else
   AddSearchKernels<IsaReference>(t);
 #endif

@@ -43,6 +43,7 @@
 
 #include "kernel_tester.h"
 #include "kernels.h"
+#include "measure.h"
 
 // XNNPACK is looked up at run time (dlopen of Debian's libXNNPACK.so.0), so this file builds
 // and runs with or without MTLITE_USE_XNNPACK; without the library the XNNPACK benchmarks are
@@ -199,51 +200,11 @@ void BM_Gemm(benchmark::State& st, const KernelTable* t, Shape s, bool cold, Kin
 }
 
 // ---- the streaming read bound ----------------------------------------------------------------
-// Sums a buffer with the widest vector loads the CPU has (narrower loads reach only ~75 % of
-// the DRAM bandwidth here), 4 independent accumulators.
-#if defined(__x86_64__)
-#include <immintrin.h>
-__attribute__((target("avx512f"))) int64_t ReadAvx512(const int8_t* p, size_t bytes) {
-  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i + 256 <= bytes; i += 256) {
-    a0 = _mm512_add_epi64(a0, _mm512_load_si512(p + i));
-    a1 = _mm512_add_epi64(a1, _mm512_load_si512(p + i + 64));
-    a2 = _mm512_add_epi64(a2, _mm512_load_si512(p + i + 128));
-    a3 = _mm512_add_epi64(a3, _mm512_load_si512(p + i + 192));
-  }
-  alignas(64) int64_t v[8];
-  _mm512_store_si512(v, _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
-  return v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
-}
-__attribute__((target("avx2"))) int64_t ReadAvx2(const int8_t* p, size_t bytes) {
-  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i + 128 <= bytes; i += 128) {
-    a0 = _mm256_add_epi64(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
-    a1 = _mm256_add_epi64(a1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
-    a2 = _mm256_add_epi64(a2, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 64)));
-    a3 = _mm256_add_epi64(a3, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 96)));
-  }
-  const __m256i s = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
-  return _mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 1) + _mm256_extract_epi64(s, 2) +
-         _mm256_extract_epi64(s, 3);
-}
-#endif
-int64_t ReadPlain(const int8_t* p, size_t bytes) {
-  int64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  for (size_t i = 0; i + 32 <= bytes; i += 32) {
-    int64_t v[4];
-    std::memcpy(v, p + i, 32);
-    a0 += v[0], a1 += v[1], a2 += v[2], a3 += v[3];
-  }
-  return a0 + a1 + a2 + a3;
-}
+// The plain streaming read of the runtime's measurement helpers (runtime/cli/measure.h: the
+// widest vector loads the CPU has, 4 independent accumulators; narrower loads reach only ~75 %
+// of the DRAM bandwidth here) over the first bytes / 256 * 256 bytes of p (64-byte aligned).
 int64_t StreamRead(const int8_t* p, size_t bytes) {
-#if defined(__x86_64__)
-  static const int isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-  if (isa == 2) return ReadAvx512(p, bytes);
-  if (isa == 1) return ReadAvx2(p, bytes);
-#endif
-  return ReadPlain(p, bytes);
+  return int64_t(mtlite::cli::StreamReadWords(reinterpret_cast<const uint64_t*>(p), bytes / 256 * 32));
 }
 
 // Thread CPU time: the time this thread ran, stalls included (a memory-bound loop stalls, it is

@@ -6,8 +6,8 @@
 //                            and the OS saves the YMM state (XGETBV: XCR0 bits 1, 2);
 //             "avx-vnni"     "avx2" with the AVX-VNNI GEMM (VEX vpdpbusd ymm: CPUID.(7,1).EAX[4]);
 //             "avx512-vnni"  the AVX-512 VNNI GEMM and 16-lane AVX-512 float kernels (all
-//                            families: attention_bench measured 1.1-1.9x over avx2, except
-//                            softmax rows of exactly 8): AVX-512 F, DQ, BW, VL and VNNI, and the
+//                            families: attention_bench measured 1.1-1.9x over avx2; rows of
+//                            <= 8 / dots of <= 64 take the 8-lane code): AVX-512 F, DQ, BW, VL and VNNI, and the
 //                            OS saves the opmask and ZMM state (XCR0 bits 5, 6, 7).
 //   aarch64 : "neon"         always (Advanced SIMD is part of the base ISA),
 //             "neon-dotprod" if AT_HWCAP has HWCAP_ASIMDDP (sdot/udot).

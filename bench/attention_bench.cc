@@ -1,6 +1,7 @@
 // Float kernels of attention / layer plumbing, every kernel table (reference vs SIMD):
-// softmax_masked, layer_norm, dot_f32, axpy_f32, activation, quantize_rows_s8, and one
-// decoder self-attention step built from them (scores by dot, softmax, P.V by axpy).
+// softmax_masked, layer_norm, dot_f32, activation, quantize_rows_s8, the search kernels over a
+// vocabulary row, and one decoder self-attention step built from them (attn_scores, softmax,
+// attn_context), as the translator runs it.
 // items_per_second counts elements (for attention_step: keys x heads).
 // Suggested: --benchmark_repetitions=3 --benchmark_report_aggregates_only=true (medians).
 #include <benchmark/benchmark.h>
@@ -63,13 +64,17 @@ void BM_Dot(benchmark::State& st, const KernelTable* t, int n) {
   st.SetItemsProcessed(int64_t(st.iterations()) * n);
 }
 
-void BM_Axpy(benchmark::State& st, const KernelTable* t, int n) {
-  const std::vector<float> x = Random(n, 1.0f, 7);
-  std::vector<float> y = Random(n, 1.0f, 8);
-  for (auto _ : st) {
-    t->axpy_f32(1e-3f, x.data(), y.data(), n);
-    benchmark::DoNotOptimize(y.data());
-  }
+// The search kernels over one vocabulary row of logits.
+void BM_MaxSumExp(benchmark::State& st, const KernelTable* t, int n) {
+  const std::vector<float> x = Random(n, 3.0f, 7);
+  float mx;
+  for (auto _ : st) benchmark::DoNotOptimize(t->max_sum_exp(x.data(), n, &mx));
+  st.SetItemsProcessed(int64_t(st.iterations()) * n);
+}
+
+void BM_Argmax(benchmark::State& st, const KernelTable* t, int n) {
+  const std::vector<float> x = Random(n, 3.0f, 8);
+  for (auto _ : st) benchmark::DoNotOptimize(t->argmax(x.data(), n));
   st.SetItemsProcessed(int64_t(st.iterations()) * n);
 }
 
@@ -99,8 +104,8 @@ void BM_Quantize(benchmark::State& st, const KernelTable* t, int m, int k) {
   st.SetItemsProcessed(int64_t(st.iterations()) * m * k);
 }
 
-// One decoder self-attention step for one query: per head, scores over T cached keys (dot),
-// masked softmax, then the weighted sum of T cached values (axpy).
+// One decoder self-attention step for one query: per head, scores over T cached keys
+// (attn_scores), masked softmax, then the weighted sum of T cached values (attn_context).
 void BM_AttentionStep(benchmark::State& st, const KernelTable* t, int heads, int head_dim, int T) {
   const std::vector<float> q = Random(size_t(heads) * head_dim, 1.0f, 11),
                            K = Random(size_t(heads) * T * head_dim, 1.0f, 12),
@@ -110,13 +115,11 @@ void BM_AttentionStep(benchmark::State& st, const KernelTable* t, int heads, int
   for (auto _ : st) {
     for (int h = 0; h < heads; ++h) {
       const float* qh = q.data() + size_t(h) * head_dim;
-      for (int j = 0; j < T; ++j)
-        scores[j] = t->dot_f32(qh, K.data() + (size_t(h) * T + j) * head_dim, head_dim) * scale;
+      t->attn_scores(qh, K.data() + size_t(h) * T * head_dim, head_dim, nullptr, T, head_dim, scale,
+                     scores.data());
       t->softmax_masked(scores.data(), T, nullptr);
-      float* oh = out.data() + size_t(h) * head_dim;
-      std::fill(oh, oh + head_dim, 0.0f);
-      for (int j = 0; j < T; ++j)
-        t->axpy_f32(scores[j], V.data() + (size_t(h) * T + j) * head_dim, oh, head_dim);
+      t->attn_context(scores.data(), V.data() + size_t(h) * T * head_dim, head_dim, nullptr, T, head_dim,
+                      out.data() + size_t(h) * head_dim);
     }
     benchmark::DoNotOptimize(out.data());
   }
@@ -140,8 +143,6 @@ void RegisterAll() {
     for (int n : {64, 256}) {
       std::snprintf(name, sizeof name, "dot/%s/n%d", t->name, n);
       benchmark::RegisterBenchmark(name, BM_Dot, t, n);
-      std::snprintf(name, sizeof name, "axpy/%s/n%d", t->name, n);
-      benchmark::RegisterBenchmark(name, BM_Axpy, t, n);
     }
     const std::pair<Act, const char*> acts[] = {
         {Act::kSiLU, "silu"}, {Act::kReLU, "relu"}, {Act::kGELU, "gelu"}, {Act::kGELUTanh, "gelu_tanh"}};
@@ -152,6 +153,12 @@ void RegisterAll() {
     for (auto mk : {std::pair<int, int>{1, 256}, {1, 1024}, {16, 256}, {64, 512}}) {
       std::snprintf(name, sizeof name, "quantize/%s/m%d/k%d", t->name, mk.first, mk.second);
       benchmark::RegisterBenchmark(name, BM_Quantize, t, mk.first, mk.second);
+    }
+    for (int n : {8001, 58101}) {
+      std::snprintf(name, sizeof name, "max_sum_exp/%s/n%d", t->name, n);
+      benchmark::RegisterBenchmark(name, BM_MaxSumExp, t, n);
+      std::snprintf(name, sizeof name, "argmax/%s/n%d", t->name, n);
+      benchmark::RegisterBenchmark(name, BM_Argmax, t, n);
     }
     for (int T : {16, 64}) {
       std::snprintf(name, sizeof name, "attention_step/%s/h4/d64/T%d", t->name, T);

@@ -65,7 +65,6 @@ long ProcStatusKb(const char* key) {
   return kb;
 }
 
-namespace {
 // Sums n 64-bit words (n a multiple of 32) in 64-byte vectors with four independent accumulators:
 // a plain streaming read. On x86-64 it is compiled three times and the widest loads the CPU has
 // are chosen at load time (narrower loads reach only ~75 % of a core's DRAM bandwidth there);
@@ -73,7 +72,7 @@ namespace {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-uint64_t SumWords(const uint64_t* p, size_t n) {
+uint64_t StreamReadWords(const uint64_t* p, size_t n) {
   typedef uint64_t V __attribute__((vector_size(64)));
   V a0 = {}, a1 = {}, a2 = {}, a3 = {};
   for (size_t i = 0; i + 32 <= n; i += 32) {
@@ -92,7 +91,6 @@ uint64_t SumWords(const uint64_t* p, size_t n) {
   for (int i = 0; i < 8; ++i) r ^= s[i];
   return r;
 }
-}  // namespace
 
 double ReadBandwidthGBs(size_t bytes, int reps) {
   const size_t n = std::max<size_t>(bytes / sizeof(uint64_t) / 32 * 32, 32);
@@ -105,7 +103,7 @@ double ReadBandwidthGBs(size_t bytes, int reps) {
   volatile uint64_t sink = 0;
   for (int r = 0; r <= reps; ++r) {  // r = 0: warm pass, not timed
     const auto t0 = Clock::now();
-    for (int p = 0; p < passes; ++p) sink = sink + SumWords(buf.get(), n);
+    for (int p = 0; p < passes; ++p) sink = sink + StreamReadWords(buf.get(), n);
     const double s = SecondsSince(t0);
     if (r > 0 && s > 0) best = std::max(best, double(read) * passes / s * 1e-9);
   }

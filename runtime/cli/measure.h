@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ double Percentile(std::vector<double> v, double p);
 long MaxRssKb();
 // A "Key:  N kB" line of /proc/self/status (e.g. "VmHWM", "VmRSS") in KiB; -1 if unknown.
 long ProcStatusKb(const char* key);
+
+// One plain streaming read of the 64-bit words p[0, n) (n a multiple of 32), the widest vector
+// loads the CPU has, four independent accumulators: the probe ReadBandwidthGBs times, for
+// benchmarks that time it against another kernel themselves. Returns a checksum.
+uint64_t StreamReadWords(const uint64_t* p, size_t n);
 
 // Single-thread read bandwidth in GB/s (1e9 bytes/s) over a buffer of `bytes`: the best of
 // `reps` timed passes after one warm pass; each timed pass reads the buffer often enough to last

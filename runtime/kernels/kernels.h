@@ -12,7 +12,8 @@
 //    (AVX2: one __m256 accumulator; NEON: two float32x4 accumulators {0..3},{4..7}.)
 //    Max reductions are exact in any order.
 //  * exp is mtlite::kernels::ExpRef (below): a fixed range reduction and polynomial,
-//    evaluated with the same operations in the same order in every ISA.
+//    evaluated with the same operations in the same order in every ISA (coefficients:
+//    math_coeffs.h, shared by the reference and every SIMD version).
 //  * int8 GEMM accumulates exactly in int32; dequantisation is
 //      y = float(acc) * (a_scale[m] * w_scale[n]);  y = y + bias[n];  y = y + residual[m][n]
 //    in that order, then the activation (if any).
@@ -38,7 +39,8 @@ void PackBlockedN8K4(const int8_t* w, int n, int k, int8_t* out);
 void UnpackBlockedRow(const int8_t* packed, int n, int k, int row, int8_t* out);
 
 struct KernelTable {
-  const char* name;  // "reference", "avx2", "neon", "neon-dotprod"
+  // "reference", "avx2", "avx-vnni", "avx512-vnni" (x86-64), "neon", "neon-dotprod" (ARM)
+  const char* name;
 
   // x [m][k] (row stride ldx floats) -> q [m][kp] (row stride ldq bytes, kp = RoundUp(k,4),
   // pad bytes zero), scales[m]. See contract above.
@@ -70,8 +72,6 @@ struct KernelTable {
 
   // dot(a, b) over n floats with the 8-lane reduction (attention scores QK^T).
   float (*dot_f32)(const float* a, const float* b, int n);
-  // y[i] += alpha * x[i] for i < n (attention P·V): y[i] = y[i] + (alpha * x[i]).
-  void (*axpy_f32)(float alpha, const float* x, float* y, int n);
 
   // In-place activation over n floats (same formulas as the reference).
   void (*activation)(float* x, int n, Act act);
@@ -96,12 +96,23 @@ struct KernelTable {
   int (*scan_gt)(const float* x, int from, int n, float sub, float add, float thr, float* s_out);
   // First index of the maximum: best = 0; for j: if (x[j] > x[best]) best = j.
   int (*argmax)(const float* x, int n);
+
+  // --- vocabulary shortlist: the GEMM over a list of 8-row blocks of W ---
+  // w: BlockedN8K4 of [n][k] (w_scales[n], bias[n] or null); block_idx[s] in [0, ceil(n/8))
+  // for s < nblocks (any order, repeats allowed; the caller checks the range). For each row i
+  // of a and each s, j < 8, with weight row r = 8 * block_idx[s] + j:
+  //   c[i][8s + j] = float(sum_k a[i][k] * W[r][k]) * (a_scales[i] * w_scales[r]) + bias[r]
+  // (the dequantisation of gemm_s8_blocked, no residual, no activation), and 0 for r >= n
+  // (the padding rows of a partial last block). c: [m][8 * nblocks], stride ldc floats.
+  void (*gemm_s8_blocked_gather)(int m, int n, int nblocks, const int32_t* block_idx, int k,
+                                 const int8_t* a, int lda, const float* a_scales, const int8_t* w,
+                                 const float* w_scales, const float* bias, float* c, int ldc);
 };
 
 // Scalar reference kernels (always available).
 const KernelTable& ReferenceKernels();
-// The best table for this CPU (runtime dispatch). MTLITE_KERNELS=reference|avx2|neon|neon-dotprod
-// in the environment forces one (if the CPU supports it).
+// The best table for this CPU (runtime dispatch). MTLITE_KERNELS=<table name> in the environment
+// forces one (if the CPU supports it).
 const KernelTable& BestKernels();
 // All tables this CPU can run (reference first), for tests and benchmarks.
 int AvailableKernels(const KernelTable** out, int max);

@@ -88,17 +88,11 @@ Status Linear::RunBlocks(const Exec& ex, const float* x, int m, const int32_t* b
   const int parts = ex.pool->parallel() ? std::min(ex.pool->threads() * 2, nblocks) : 1;
   ex.pool->ParallelFor(parts, [&](int p, int thread) {
     const uint64_t t0 = ex.prof && thread > 0 ? Profiler::Now() : 0;
-    const int i1 = int(int64_t(nblocks) * (p + 1) / parts);
-    // runs of consecutive blocks: one GEMM call each
-    for (int i = int(int64_t(nblocks) * p / parts); i < i1;) {
-      int j = i + 1;
-      while (j < i1 && blocks[j] == blocks[j - 1] + 1) ++j;
-      const int n0 = blocks[i] * 8, n1 = std::min(n, (blocks[j - 1] + 1) * 8);
-      if (n1 > n0)
-        K.gemm_s8_blocked(m, n1 - n0, k, s.quantized, kp, s.quant_scales, wq + size_t(blocks[i]) * kp * 8,
-                          w.scales + n0, bias_ ? bias_ + n0 : nullptr, nullptr, 0, y + size_t(i) * 8, ldy, Act::kNone);
-      i = j;
-    }
+    const int i0 = int(int64_t(nblocks) * p / parts), i1 = int(int64_t(nblocks) * (p + 1) / parts);
+    // the kernel's block-list GEMM (the same tiles over the listed blocks, in one call)
+    if (i1 > i0)
+      K.gemm_s8_blocked_gather(m, n, i1 - i0, blocks + i0, k, s.quantized, kp, s.quant_scales, wq, w.scales, bias_,
+                               y + size_t(i0) * 8, ldy);
     if (t0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, Profiler::Now(), m, ldy, k);
   });
   return Status::Ok();

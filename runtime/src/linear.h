@@ -54,8 +54,8 @@ class Linear {
              const LinearScratch& scratch) const;
 
   // int8 only: the output rows of `nblocks` 8-row blocks (ascending block indices), written as
-  // y[m][nblocks * 8] (column c = row blocks[c / 8] * 8 + c % 8; rows beyond out_features() are
-  // left unwritten). Reads only those blocks' weights: the vocabulary shortlist's projection.
+  // y[m][nblocks * 8] (column c = row blocks[c / 8] * 8 + c % 8; rows beyond out_features() give
+  // 0). Reads only those blocks' weights: the vocabulary shortlist's projection.
   Status RunBlocks(const Exec& ex, const float* x, int m, const int32_t* blocks, int nblocks, float* y,
                    const LinearScratch& scratch) const;
   size_t block_bytes(int nblocks) const;  // weight bytes RunBlocks streams

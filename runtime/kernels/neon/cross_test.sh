@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds tests/unit/kernels_test.cc with the kernels (reference + NEON + dotprod) for arm64
-# and armhf with the Debian cross compilers (GoogleTest compiled from /usr/src/googletest),
-# statically linked, and runs it under qemu-user on several CPU models:
+# Builds the kernel tests (tests/unit/kernels*_test.cc, linked into one binary) with the
+# kernels (reference + NEON + dotprod) for arm64 and armhf with the Debian cross compilers
+# (GoogleTest compiled from /usr/src/googletest), statically linked, and runs it under
+# qemu-user on several CPU models:
 #   arm64: -cpu max (neon + neon-dotprod), -cpu cortex-a72 (no dotprod: neon only)
 #   armhf: -cpu max with MTLITE_ASSUME_DOTPROD=1 (qemu-arm runs vsdot but does not report it),
 #          -cpu cortex-a15 (neon only)
@@ -27,7 +28,7 @@ build() {
   local d=$OUT/$arch
   mkdir -p "$d"
   local common="-O2 -std=c++17 -ffp-contract=off -Wall -Wextra -Wno-unused-parameter $base"
-  local inc="-Iruntime/kernels -Itests -DMTLITE_HAVE_NEON_KERNELS=1"
+  local inc="-Iruntime/kernels -Itests -Itests/unit -DMTLITE_HAVE_NEON_KERNELS=1"
   if [ ! -f "$d/libgtest.a" ]; then
     echo "[$arch] building GoogleTest"
     $cxx $common -w -I$GTEST_SRC/include -I$GTEST_SRC -c $GTEST_SRC/src/gtest-all.cc -o "$d/gtest-all.o"
@@ -45,14 +46,10 @@ build() {
     if [ ${#pids[@]} -ge "$JOBS" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
   }
   compile runtime/kernels/dispatch.cc
-  compile runtime/kernels/reference/kernels_reference.cc
-  for f in runtime/kernels/neon/*.cc; do
-    case $f in
-      *dotprod*) compile "$f" $dot ;;
-      *) compile "$f" $neon ;;
-    esac
-  done
-  compile tests/unit/kernels_test.cc -I$GTEST_SRC/include
+  for f in runtime/kernels/reference/*.cc; do compile "$f"; done
+  for f in runtime/kernels/neon/*.cc; do compile "$f" $neon; done
+  for f in runtime/kernels/neon_dotprod/*.cc; do compile "$f" $dot; done
+  for f in tests/unit/kernels*_test.cc; do compile "$f" -I$GTEST_SRC/include; done
   for p in "${pids[@]}"; do wait "$p"; done
   $cxx -static -o "$d/kernels_test" "${objs[@]}" "$d/libgtest.a" -pthread
 }

@@ -1,4 +1,5 @@
-// int8 GEMM / GEMV on the BlockedN8K4 layout with baseline NEON (armv7 and aarch64).
+// int8 GEMM / GEMV on the BlockedN8K4 layout with baseline NEON (armv7 and aarch64): the
+// micro-kernel of the shared tile driver (generic/gemm_driver.h).
 //
 // A 32-byte weight group is 8 rows x 4 k: bytes 0..15 are rows 0-3, 16..31 rows 4-7. The 4
 // activations of the group, duplicated into an int8x8 (a0 a1 a2 a3 a0 a1 a2 a3), line up with
@@ -7,12 +8,12 @@
 // to at most 2 * 127 * 128 = 32512, no int16 overflow), vpadalq_s16 folds pairs into int32.
 // Per row pair the int32 lanes are (r k01, r k23, r' k01, r' k23); a final pairwise add
 // gives one int32 per row. All exact.
-#include "neon/neon_kernels.h"
-
 #if defined(__ARM_NEON) || defined(__ARM_NEON__)
 #include <arm_neon.h>
 
-#include "neon/neon_math.h"
+#include "generic/gemm_driver.h"
+#include "kernel_families.h"
+#include "neon/neon_ops.h"
 
 namespace mtlite {
 namespace kernels {
@@ -59,9 +60,8 @@ inline void One(RowAcc& acc, int8x16_t w0, int8x16_t w1, int8x8_t a) {
 }
 
 // MR rows of A against one block, full K.
-template <int MR, class Epi>
-inline void Tile(int kg, const int8_t* a, int lda, const int8_t* wb, int row0, int col,
-                 const Epi& epi) {
+template <int MR>
+inline void TileOneBlock(int kg, const int8_t* a, int lda, const int8_t* wb, F8::I (&out)[MR][1]) {
   RowAcc acc[MR];
   for (int i = 0; i < MR; ++i) acc[i].r01 = acc[i].r23 = acc[i].r45 = acc[i].r67 = vdupq_n_s32(0);
   int g = 0;
@@ -83,64 +83,40 @@ inline void Tile(int kg, const int8_t* a, int lda, const int8_t* wb, int row0, i
   }
 #pragma GCC unroll 4
   for (int i = 0; i < MR; ++i)
-    epi(row0 + i, col, PairSum(acc[i].r01, acc[i].r23), PairSum(acc[i].r45, acc[i].r67));
+    out[i][0] = {PairSum(acc[i].r01, acc[i].r23), PairSum(acc[i].r45, acc[i].r67)};
 }
 
 // Rows per tile, the most whose inner loop GCC 12 compiles without spilling q registers:
 // aarch64 (32 q regs): 3 rows = 12 accumulators + 4 weight + 4 product registers per row;
 // armv7 (16 q regs): 1 row (2 rows spill 3 registers per iteration).
+struct GemmK : GemmCommon {
 #if defined(__aarch64__)
-constexpr int kMR = 3;
+  static constexpr int kMR = 3;
 #else
-constexpr int kMR = 1;
+  static constexpr int kMR = 1;
 #endif
-
-template <class Epi>
-void Gemm(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, const Epi& epi) {
-  if (m <= 0 || n <= 0) return;
-  const int kg = (k + 3) / 4;
-  const size_t bs = size_t(kg) * 32;
-  const int nb = (n + 7) / 8;
-  for (int b = 0; b < nb; ++b) {
-    const int8_t* wb = w + size_t(b) * bs;
-    int i0 = 0;
-    for (; i0 + kMR <= m; i0 += kMR) Tile<kMR>(kg, a + size_t(i0) * lda, lda, wb, i0, b * 8, epi);
-#if defined(__aarch64__)
-    const int8_t* ai = a + size_t(i0) * lda;
-    switch (m - i0) {  // 0 .. kMR-1 rows left
-      case 2: Tile<2>(kg, ai, lda, wb, i0, b * 8, epi); break;
-      case 1: Tile<1>(kg, ai, lda, wb, i0, b * 8, epi); break;
-      default: break;
-    }
-#endif
+  // one block at a time, every row panel of A over it (its weights stay in L1)
+  static constexpr int kNR = 1;
+  static constexpr size_t kChunkBytes = 0;
+  static constexpr int kGemvNR = 0;
+  static constexpr size_t kStreamBytes = 0;
+  static bool Prefetch(int, int, size_t) { return false; }
+  template <int MR, int NR>
+  static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
+                   Acc (&acc)[MR][NR]) {
+    static_assert(NR == 1, "one block per tile");
+    TileOneBlock<MR>(kg, a, lda, w[0], acc);
   }
-}
+};
 
 }  // namespace
-
-void GemmS8Blocked(int m, int n, int k, const int8_t* a, int lda, const float* a_scales,
-                   const int8_t* w, const float* w_scales, const float* bias, const float* residual,
-                   int ldr, float* c, int ldc, Act act) {
-#if defined(__aarch64__)
-  // SiLU / GELU: a second pass over the rows just written, where independent iterations
-  // overlap (inside the tile loop they are latency-bound). Same operations, same results.
-  const bool fused = act == Act::kNone || act == Act::kReLU;
-#else
-  const bool fused = true;  // armv7: the epilogue is scalar anyway
-#endif
-  const FloatEpilogue epi{n, a_scales, w_scales, bias, residual, ldr, c, ldc, fused ? act : Act::kNone};
-  Gemm(m, n, k, a, lda, w, epi);
-  if (!fused && n > 0)
-    for (int i = 0; i < m; ++i) neon::Activation(c + size_t(i) * ldc, n, act);
-}
-
-void GemmS8BlockedAcc(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, int32_t* acc,
-                      int ldacc) {
-  const AccEpilogue epi{n, acc, ldacc};
-  Gemm(m, n, k, a, lda, w, epi);
-}
-
 }  // namespace neon
+
+template <>
+void AddGemmKernels<IsaNeon>(KernelTable& t) {
+  generic::SetGemmEntries<neon::GemmK>(t);
+}
+
 }  // namespace kernels
 }  // namespace mtlite
 

@@ -1,0 +1,72 @@
+// What the x86 int8 GEMM micro-kernels (avx2/, avxvnni/, avx512/) share for the tile driver
+// (generic/gemm_driver.h): the 8 exact int32 sums of one (row, block) as one __m256i, and their
+// epilogues with the AVX2 float operations. Internal linkage only.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "avx2/avx2_ops.h"
+#include "bits.h"
+#include "generic/activation.h"
+#include "generic/gemm_driver.h"
+
+namespace mtlite {
+namespace kernels {
+namespace avx2 {
+namespace {
+
+struct GemmCommon {
+  using Acc = __m256i;
+  // SiLU / GELU are long dependency chains (exp, divide): run per 8 outputs inside the tile
+  // loop they are latency-bound, so they run as a second pass over the rows just written (in
+  // cache), where independent iterations overlap. Same operations, same results.
+  static constexpr bool kActSecondPass = true;
+  static void Epilogue(const Acc& acc, float as, const float* ws, const float* bias, const float* res,
+                       float* out, int count, Act act) {
+    generic::Epilogue8<F8>(acc, as, ws, bias, res, out, count, act);
+  }
+  static void StoreAcc(const Acc& acc, int32_t* out, int count) { generic::StoreAcc8<F8>(acc, out, count); }
+  static void Activation(float* x, int n, Act act) { generic::Activation<F8>(x, n, act); }
+};
+
+// acc += the 4-byte dot products of u (unsigned) and s (signed) per int32 lane, with AVX2:
+// vpmaddubsw (pairs to int16; exact here: |u| <= 128, |s| <= 127) and vpmaddwd with ones.
+struct MaddDot {
+  static __m256i Dot(__m256i acc, __m256i u, __m256i s) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+  }
+};
+
+// MR rows x NR blocks of 8 output rows, full K, with the sign trick: u = |w| (0..128 as u8) and
+// s = a * sign(w) (vpsignb; |a| <= 127, no overflow), so u * s = a * w. Dot::Dot(acc, u, s) is
+// MaddDot for AVX2 or vpdpbusd (avxvnni/vnni_ymm.h). MR * NR accumulators + 2 * NR weight
+// registers + a broadcast fit in the 16 ymm registers for (4, 2).
+template <class Dot, int MR, int NR>
+inline void TileSign(int kg, const int8_t* a, int lda, const int8_t* const* w, __m256i (&acc)[MR][NR]) {
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_si256();
+  for (int g = 0; g < kg; ++g) {
+    __m256i wv[NR], wa[NR];
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) {
+      wv[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[j] + size_t(g) * 32));
+      wa[j] = _mm256_abs_epi8(wv[j]);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m256i av = _mm256_set1_epi32(Load4(a + size_t(i) * lda + size_t(g) * 4));
+#pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) acc[i][j] = Dot::Dot(acc[i][j], wa[j], _mm256_sign_epi8(av, wv[j]));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace avx2
+}  // namespace kernels
+}  // namespace mtlite

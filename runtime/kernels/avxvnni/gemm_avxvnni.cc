@@ -1,0 +1,60 @@
+// int8 GEMM / GEMV on the BlockedN8K4 layout with AVX-VNNI (the VEX-encoded 256-bit vpdpbusd of
+// CPUs without AVX-512, e.g. Alder Lake; Zen5 has both): the micro-kernel of the shared tile
+// driver (generic/gemm_driver.h), built on avxvnni/vnni_ymm.h (which also explains the
+// exactness: activations as a + 128, minus 128 * sum_k w per row).
+// Tiles: up to 4 rows x 2 blocks with the sign trick (in cache ~230 GOPS at m >= 4 on Zen5,
+// offset trick ~190); m == 1: one block at a time, four accumulator chains; m <= 4 over large
+// weights (streamed from DRAM): one block at a time (one sequential stream), offset trick.
+#include <immintrin.h>
+
+#include <cstddef>
+
+#include "avx2/avx2_gemm.h"
+#include "avxvnni/vnni_ymm.h"
+#include "kernel_families.h"
+
+namespace mtlite {
+namespace kernels {
+namespace avxvnni {
+namespace {
+
+struct VexDot {
+  static __m256i Dot(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_avx_epi32(acc, u, s); }
+};
+using Ymm = VnniYmm<VexDot>;
+
+struct GemmK : avx2::GemmCommon {
+  static constexpr int kMR = 4, kNR = 2, kGemvNR = 1;
+  static constexpr size_t kChunkBytes = size_t(128) << 10;
+  static constexpr size_t kStreamBytes = size_t(8) << 20;
+  static bool Prefetch(int, int, size_t) { return false; }
+  template <int MR, int NR>
+  static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
+                   Acc (&acc)[MR][NR]) {
+    avx2::TileSign<VexDot, MR, NR>(kg, a, lda, w, acc);
+  }
+  template <int MR>
+  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, Acc (&acc)[MR]) {
+    Acc t[MR][1];
+    Ymm::Tile<MR, 1>(kg, a, lda, &w, t);
+#pragma GCC unroll 4
+    for (int i = 0; i < MR; ++i) acc[i] = t[i][0];
+  }
+  template <int G>
+  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool,
+                   Acc (&acc)[G]) {
+    static_assert(G == 1, "one block at a time");
+    acc[0] = Ymm::GemvBlock(kg, a, w[0]);
+  }
+};
+
+}  // namespace
+}  // namespace avxvnni
+
+template <>
+void AddGemmKernels<IsaAvxVnni>(KernelTable& t) {
+  generic::SetGemmEntries<avxvnni::GemmK>(t);
+}
+
+}  // namespace kernels
+}  // namespace mtlite

@@ -78,6 +78,11 @@ ROW_KEYS = {"op", "component", "parent", "calls", "total_ms", "mean_us", "percen
 
 MIN_COVERAGE = 0.95      # top-level spans / measured call time
 MIN_CHILD_SHARE = 0.98   # child spans / parent spans, per parent op
+# A parent span shorter than this on average (a decoder layer of a small model at batch 1 with the
+# fastest kernels: ~30 us) pays the profiler's fixed cost per child (two clock reads, the record)
+# and the loop control between ~11 children, 2-3 % of it; its children must cover
+# MIN_CHILD_SHARE_SHORT of it. Unmeasured work of any size shows in the longer parents above it.
+SHORT_PARENT_US, MIN_CHILD_SHARE_SHORT = 100.0, 0.95
 MIN_PARENT_US = 1000.0   # parents with less time in all are overhead-dominated: not checked
 TRIM, TRIM_MIN = 0.02, 10  # per parent op, the spans with the largest gaps left out (see check_nesting)
 
@@ -160,7 +165,7 @@ class Checker:
         stack = []
         roots = [0] * len(calls)
         root_ns = 0
-        parent_ns, child_ns = {}, {}
+        parent_ns, child_ns, mean_ns = {}, {}, {}
         kids = {}
         for start, end, e in main:
             while stack and start >= stack[-1][1]:
@@ -207,6 +212,7 @@ class Checker:
             kept = v[:len(v) - drop]
             parent_ns[op] = sum(p for p, _ in kept)
             child_ns[op] = sum(c for _, c in kept)
+            mean_ns[op] = parent_ns[op] / len(kept) if kept else 0.0
         wall = sum(d for _, d in calls)
         self.stats["coverage"] = root_ns / wall if wall else 0.0
         self.stats["child_share"] = {k: child_ns[k] / v for k, v in parent_ns.items() if v}
@@ -216,9 +222,10 @@ class Checker:
             self.fail(f"top-level spans cover {100 * self.stats['coverage']:.2f} % of the measured call time "
                       f"(< {100 * MIN_COVERAGE:.0f} %)")
         for op, p in parent_ns.items():
-            if p >= MIN_PARENT_US * 1000 and child_ns[op] < MIN_CHILD_SHARE * p:
+            need = MIN_CHILD_SHARE if mean_ns[op] >= SHORT_PARENT_US * 1000 else MIN_CHILD_SHARE_SHORT
+            if p >= MIN_PARENT_US * 1000 and child_ns[op] < need * p:
                 self.fail(f"children of {op} sum to {100 * child_ns[op] / p:.2f} % of it "
-                          f"(< {100 * MIN_CHILD_SHARE:.0f} %)")
+                          f"(< {100 * need:.0f} %; mean span {mean_ns[op] / 1000:.1f} us)")
 
     def check_workers(self, main, workers):
         by_call = {}

@@ -32,8 +32,8 @@ enum class ShortlistScore { kDice, kConditional };
 const char* ShortlistScoreName(ShortlistScore s);  // "dice", "conditional"
 
 struct ShortlistOptions {
-  int top_k = 50;     // targets kept per source id (Marian `--shortlist lex.s2t 50 50`)
-  int frequent = 50;  // always-allowed target ids
+  int top_k = 100;    // targets kept per source id (Marian deployments often use 50 50: see docs/format.md)
+  int frequent = 200; // always-allowed target ids
   ShortlistScore score = ShortlistScore::kDice;
 };
 

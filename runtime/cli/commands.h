@@ -31,7 +31,7 @@ int ConvertMain(int argc, char** argv);  // "no converter in this build" (exit 2
 struct ShortlistArgs {
   std::string model, output, lex;
   std::vector<std::string> sources, targets;  // --source / --target, repeatable, paired in order
-  int top_k = 50, frequent = 50;
+  int top_k = 100, frequent = 200;
   std::string score = "dice";
   bool quiet = false;
 };

@@ -1,7 +1,7 @@
 // Model loading: caller buffer (or Model::Load's mapping, model_file.cc) -> FlatBuffers
 // verification -> semantic validation -> detail::ModelData (pointers into the model bytes).
 // Nothing in the file is trusted: every failure returns a Status naming the offending field or
-// tensor; nothing aborts.
+// tensor; nothing aborts. The other parts of the loader: model_internal.h.
 //
 // Allocation: the loader's tables (layer views, tokenizer piece/vocab views, checksum list) are
 // carved from one block sized before anything is bound (TableCounts). Model::Load and
@@ -11,23 +11,19 @@
 // so a caller-storage load of a valid model makes no heap allocation (tests/unit/host/
 // firmware_api_test.cc counts them).
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <new>
-#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
-#include "crc32c.h"
 #include "kernels.h"
 #include "marian_layout.h"
 #include "model_data.h"
+#include "model_internal.h"
 #include "mtlite/mtlite.hpp"
 #include "mtlite_generated.h"
 #include "status_macros.h"
@@ -39,27 +35,24 @@ using layout::kDataAlignment;
 using layout::kFormatVersion;
 using layout::Part;
 
-// The layout module's enum codes are the schema's.
-static_assert(int(fb::DType::F32) == 0 && int(fb::DType::F16) == 1 && int(fb::DType::I8) == 2 &&
-              int(fb::DType::MAX) == 2, "layout::WeightTypeCode must follow schema DType");
-static_assert(int(fb::Activation::SiLU) == 0 && int(fb::Activation::ReLU) == 1 && int(fb::Activation::GELU) == 2 &&
-              int(fb::Activation::GELUTanh) == 3 && int(fb::Activation::MAX) == 3,
-              "layout::ActivationCode must follow schema Activation");
 
-// Sanity limits: far above any real Marian model, low enough that no size computed from
-// them can overflow 64 bits (10M x 65536 x 4 bytes < 2^42).
-constexpr int kMaxDModel = 16384;
-constexpr int kMaxLayers = 256;
-constexpr int kMaxVocab = 10000000;
-constexpr int kMaxFfn = 65536;
-constexpr int kMaxPositions = 1000000;
-constexpr int kMaxBeam = 1024;
 
-// Caller storage (model tables, the Model object) is 64-byte aligned, like every other buffer a
-// caller hands to mtlite; tables inside it are 16-byte aligned.
-constexpr size_t kStorageAlign = 64;
-constexpr size_t kTableAlign = 16;
-constexpr uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+using detail::AlignUp;
+using detail::kStorageAlign;
+using detail::kTableAlign;
+using detail::TableArena;
+using detail::TableCounts;
+using detail::kMaxDModel;
+using detail::kMaxLayers;
+using detail::kMaxVocab;
+using detail::kMaxFfn;
+using detail::kMaxPositions;
+using detail::kMaxBeam;
+using detail::DTypeName;
+using detail::LayerPrefixName;
+using detail::Name;
+using detail::ShapeDim;
+using detail::ShapeString;
 
 Status Invalid(std::string message) { return Status(StatusCode::kInvalidModel, std::move(message)); }
 
@@ -67,156 +60,6 @@ std::string Str(const flatbuffers::String* s) { return s ? std::string(s->c_str(
 std::string_view View(const flatbuffers::String* s) { return std::string_view(s->c_str(), s->size()); }
 std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
-// A tensor or field name built without allocating, e.g. "model.encoder.layers.3" +
-// ".self_attn" + ".q_proj" + ".weight". Names longer than the capacity (none of the Marian
-// layout's come close) are marked overflowed and never match a tensor.
-class Name {
- public:
-  Name() = default;
-  Name(std::string_view s) { Append(s); }  // NOLINT: implicit by design
-  Name(const char* s) { Append(s); }       // NOLINT
-  Name operator+(std::string_view s) const {
-    Name n = *this;
-    n.Append(s);
-    return n;
-  }
-  std::string_view view() const { return std::string_view(buf_, len_); }
-  bool overflowed() const { return overflowed_; }
-  std::string str() const { return std::string(view()); }
-
- private:
-  void Append(std::string_view s) {
-    const size_t k = std::min(s.size(), sizeof buf_ - len_);
-    std::memcpy(buf_ + len_, s.data(), k);
-    len_ += k;
-    overflowed_ = overflowed_ || k < s.size();
-  }
-  char buf_[128];
-  size_t len_ = 0;
-  bool overflowed_ = false;
-};
-
-// layout::LayerPrefix ("model.encoder.layers.<layer>") without allocating; model_layout_test
-// checks that the two agree.
-Name LayerPrefixName(layout::Side side, int layer) {
-  char digits[16];
-  const int n = std::snprintf(digits, sizeof digits, "%d", layer);
-  return Name(side == layout::Side::kEncoder ? "model.encoder.layers." : "model.decoder.layers.") +
-         std::string_view(digits, size_t(n > 0 ? n : 0));
-}
-
-// "f32" / "f16" / "int8", or "?" for a code this runtime does not know.
-const char* DTypeName(fb::DType t) {
-  WeightType w;
-  return layout::WeightTypeFromCode(int(t), &w) ? layout::DTypeName(w) : "?";
-}
-
-// Tensor shapes are int64 vectors, which the FlatBuffers verifier only checks for 4-byte
-// alignment: read them bytewise.
-int64_t ShapeDim(const flatbuffers::Vector<int64_t>* shape, size_t i) {
-  int64_t v;
-  std::memcpy(&v, shape->Data() + i * sizeof(int64_t), sizeof v);
-  return flatbuffers::EndianScalar(v);
-}
-
-std::string ShapeString(const flatbuffers::Vector<int64_t>* shape) {
-  if (!shape) return "(none)";
-  std::string s = "[";
-  for (size_t i = 0; i < shape->size(); ++i) s += (i ? ", " : "") + std::to_string(ShapeDim(shape, i));
-  return s + "]";
-}
-
-// Address of Model.structure_crc32c, or null when absent.
-const uint8_t* StructureCrcField(const fb::Model* root) {
-  return reinterpret_cast<const flatbuffers::Table*>(root)->GetAddressOf(fb::Model::VT_STRUCTURE_CRC32C);
-}
-
-// The FlatBuffers verifier over base[0, size): the size prefix, the identifier and every table,
-// vector and string of the structure. Allocation-free.
-Status CheckEnvelope(const uint8_t* base, size_t size, uint64_t* fb_size) {
-  if (size < 16) return Invalid("file too small (" + std::to_string(size) + " bytes) to be an mtlite model");
-  if (!fb::SizePrefixedModelBufferHasIdentifier(base)) {
-    return Invalid("not an mtlite file (file identifier is not \"MTL1\")");
-  }
-  const uint64_t prefix = flatbuffers::ReadScalar<uint32_t>(base);
-  *fb_size = prefix + sizeof(uint32_t);
-  if (*fb_size > size) {
-    return Invalid("FlatBuffer size prefix (" + std::to_string(prefix) + ") exceeds the file size (" +
-                   std::to_string(size) + "): truncated file?");
-  }
-  if (*fb_size >= FLATBUFFERS_MAX_BUFFER_SIZE) return Invalid("FlatBuffer part is larger than 2 GiB");
-  flatbuffers::Verifier::Options opts;
-  opts.max_depth = 16;        // Model > Tokenizer > SentencePieceModel > vector > string
-  opts.max_tables = 1u << 20;
-  opts.check_alignment = true;
-  flatbuffers::Verifier verifier(base, static_cast<size_t>(*fb_size), opts);
-  if (!fb::VerifySizePrefixedModelBuffer(verifier)) {
-    return Invalid("FlatBuffer verification failed (corrupt or truncated model structure)");
-  }
-  return Status::Ok();
-}
-
-// Element counts of the loader's tables, read from a verified FlatBuffer before anything is
-// bound. They bound what the loader binds (it checks each count against the file again).
-struct TableCounts {
-  uint64_t tensors = 0, checks = 0, encoder = 0, decoder = 0;
-  uint64_t views = 0;  // string views: source/target pieces, source/target vocab
-  uint64_t shortlist_marks = 0;  // bytes: one per target id while the shortlist is checked
-
-  explicit TableCounts(const fb::Model* root) {
-    if (const auto* ts = root->tensors()) {
-      tensors = ts->size();
-      for (const fb::Tensor* t : *ts) checks += (t->data() ? 1 : 0) + (t->scales() ? 1 : 0);
-    }
-    if (const fb::Config* c = root->config()) {
-      encoder = uint64_t(std::clamp(c->encoder_layers(), 0, kMaxLayers));
-      decoder = uint64_t(std::clamp(c->decoder_layers(), 0, kMaxLayers));
-    }
-    if (const fb::Tokenizer* tok = root->tokenizer()) {
-      for (const fb::SentencePieceModel* m : {tok->source_spm(), tok->target_spm()}) {
-        if (!m) continue;
-        checks += (m->scores() ? 1 : 0) + (m->precompiled_charsmap() && m->precompiled_charsmap()->size() > 0 ? 1 : 0);
-        if (m->pieces()) views += m->pieces()->size();
-      }
-      for (const fb::Vocab* v : {tok->source_vocab(), tok->target_vocab()}) {
-        if (v && v->id_to_piece()) views += v->id_to_piece()->size();
-      }
-    }
-    if (const fb::Shortlist* sl = root->shortlist()) {
-      checks += (sl->frequent() ? 1 : 0) + (sl->offsets() ? 1 : 0) + (sl->targets() ? 1 : 0);
-      if (const fb::Config* c = root->config()) shortlist_marks = uint64_t(std::clamp(c->target_vocab_size(), 0, kMaxVocab));
-    }
-  }
-  uint64_t Bytes() const {
-    return AlignUp(tensors * sizeof(uint32_t), kTableAlign) + AlignUp(checks * sizeof(detail::BufferCheck), kTableAlign) +
-           AlignUp(checks * sizeof(uint32_t), kTableAlign) +
-           AlignUp(encoder * sizeof(detail::EncoderLayerView), kTableAlign) +
-           AlignUp(decoder * sizeof(detail::DecoderLayerView), kTableAlign) +
-           // one table per piece/vocab list: each rounds up on its own
-           AlignUp(views * sizeof(std::string_view), kTableAlign) + 4 * kTableAlign +
-           AlignUp(shortlist_marks, kTableAlign);
-  }
-};
-
-// Bump allocation of the tables from one block; what it hands out is never freed on its own.
-class TableArena {
- public:
-  TableArena(uint8_t* base, size_t bytes) : base_(base), cap_(bytes) {}
-  template <class T>
-  T* Take(uint64_t count) {
-    static_assert(std::is_trivially_destructible<T>::value && alignof(T) <= kTableAlign, "table element type");
-    const uint64_t at = AlignUp(used_, kTableAlign);
-    if (at > cap_ || count > (cap_ - at) / sizeof(T)) return nullptr;
-    T* out = reinterpret_cast<T*>(base_ + at);
-    for (uint64_t i = 0; i < count; ++i) new (out + i) T();
-    used_ = at + count * sizeof(T);
-    return out;
-  }
-
- private:
-  uint8_t* base_;
-  uint64_t cap_, used_ = 0;
-};
 
 Status TablesTooSmall() {
   return Status(StatusCode::kInternal, "model table storage smaller than the loader's own count (a bug)");
@@ -230,7 +73,7 @@ class Loader {
 
   // Binds everything, taking the tables from `tables` (TableCounts(root).Bytes() bytes).
   Status Run(TableArena* tables) {
-    MTLITE_RETURN_IF_ERROR(CheckEnvelope(base_, size_, &fb_size_));
+    MTLITE_RETURN_IF_ERROR(detail::CheckEnvelope(base_, size_, &fb_size_));
     root_ = fb::GetSizePrefixedModel(base_);
     if (root_->format_version() > kFormatVersion) {
       return Status(StatusCode::kUnsupported, "format version " + std::to_string(root_->format_version()) +
@@ -238,7 +81,7 @@ class Loader {
                                                   std::to_string(kFormatVersion) + ")");
     }
     if (root_->format_version() == 0) return Invalid("format_version is 0 (missing)");
-    if (!StructureCrcField(root_)) return Invalid("structure_crc32c missing");
+    if (!detail::StructureCrcField(root_)) return Invalid("structure_crc32c missing");
     MTLITE_RETURN_IF_ERROR(CheckDataSegment());
     MTLITE_RETURN_IF_ERROR(TakeTables(tables));
     MTLITE_RETURN_IF_ERROR(CheckConfig());
@@ -764,29 +607,6 @@ class Loader {
     return Status::Ok();
   }
 
-  // Ids of one list inside [0, vocab) and distinct; `marks` (vocab bytes, all zero) is zero
-  // again on return. Returns the index of the first bad id, or n when all are good.
-  static uint64_t FirstBadId(const int32_t* ids, uint64_t n, int vocab, uint8_t* marks, bool* repeated) {
-    uint64_t bad = n;
-    *repeated = false;
-    for (uint64_t i = 0; i < n; ++i) {
-      const int32_t id = ids[i];
-      if (id < 0 || id >= vocab || marks[id]) {
-        bad = i;
-        *repeated = id >= 0 && id < vocab;
-        break;
-      }
-      marks[id] = 1;
-    }
-    for (uint64_t i = 0; i < bad; ++i) marks[ids[i]] = 0;
-    return bad;
-  }
-
-  static Status BadIdError(std::string what, const int32_t* ids, uint64_t i, bool repeated) {
-    if (repeated) return Invalid(what + " lists target id " + std::to_string(ids[i]) + " twice");
-    return Invalid(what + "[" + std::to_string(i) + "] = " + std::to_string(ids[i]) + " is outside the target vocabulary");
-  }
-
   Status BindShortlist() {
     md_->shortlist = {};
     const fb::Shortlist* sl = root_->shortlist();
@@ -802,36 +622,11 @@ class Loader {
     const auto* frequent = reinterpret_cast<const int32_t*>(base_ + sl->frequent()->offset());
     const auto* offsets = reinterpret_cast<const uint32_t*>(base_ + sl->offsets()->offset());
     const auto* targets = reinterpret_cast<const int32_t*>(base_ + sl->targets()->offset());
-    if (offsets[0] != 0) return Invalid("shortlist.offsets[0] = " + std::to_string(offsets[0]) + ", expected 0");
-    if (offsets[vs] != num_targets) {
-      return Invalid("shortlist.offsets[" + std::to_string(vs) + "] = " + std::to_string(offsets[vs]) +
-                     " but shortlist.targets has " + std::to_string(num_targets) + " ids");
-    }
     MTLITE_RETURN_IF_ERROR(CheckRange("shortlist.top_k", sl->top_k(), 0, vt));
-    for (int s = 0; s < vs; ++s) {
-      if (offsets[s + 1] < offsets[s]) {
-        return Invalid("shortlist.offsets decrease at source id " + std::to_string(s) + " (" + std::to_string(offsets[s]) +
-                       " > " + std::to_string(offsets[s + 1]) + ")");
-      }
-      if (offsets[s + 1] - offsets[s] > uint32_t(sl->top_k())) {
-        return Invalid("shortlist: source id " + std::to_string(s) + " has " + std::to_string(offsets[s + 1] - offsets[s]) +
-                       " targets, more than top_k " + std::to_string(sl->top_k()));
-      }
-    }
-    // Non-decreasing from 0 to num_targets: every list lies inside targets.
     uint8_t* marks = tables_->Take<uint8_t>(uint64_t(vt));
     if (!marks) return TablesTooSmall();
-    bool repeated = false;
-    if (const uint64_t i = FirstBadId(frequent, num_frequent, vt, marks, &repeated); i < num_frequent) {
-      return BadIdError("shortlist.frequent", frequent, i, repeated);
-    }
-    for (int s = 0; s < vs; ++s) {
-      const int32_t* list = targets + offsets[s];
-      const uint64_t n = offsets[s + 1] - offsets[s];
-      if (const uint64_t i = FirstBadId(list, n, vt, marks, &repeated); i < n) {
-        return BadIdError("shortlist.targets of source id " + std::to_string(s), list, i, repeated);
-      }
-    }
+    MTLITE_RETURN_IF_ERROR(detail::CheckShortlistLists(frequent, num_frequent, offsets, targets, num_targets, vs, vt,
+                                                       sl->top_k(), marks));
     if (sl->include_source_ids() && !SameVocabularies()) {
       return Invalid("shortlist.include_source_ids is set but the source and target vocabularies differ");
     }
@@ -876,125 +671,9 @@ class Loader {
   layout::Component component_;        // what BindWeights is binding
 };
 
-Status ChecksumMismatch(const std::string& name, uint32_t stored, uint32_t computed) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, " (stored %08x, computed %08x)", unsigned(stored), unsigned(computed));
-  return Status(StatusCode::kChecksumMismatch, "checksum mismatch in '" + name + "'" + buf);
-}
-
-// Model.structure_crc32c: CRC32C of the FlatBuffer with that field's 4 bytes read as zero.
-Status VerifyStructure(const detail::ModelData& md) {
-  const uint8_t* field = StructureCrcField(fb::GetSizePrefixedModel(md.base));
-  const size_t fb_size = size_t(flatbuffers::ReadScalar<uint32_t>(md.base)) + sizeof(uint32_t);
-  const size_t at = size_t(field - md.base);
-  const uint8_t zeros[4] = {0, 0, 0, 0};
-  uint32_t crc = Crc32c(md.base, at);
-  crc = Crc32c(zeros, sizeof zeros, crc);
-  crc = Crc32c(field + 4, fb_size - at - 4, crc);
-  const uint32_t stored = flatbuffers::ReadScalar<uint32_t>(field);
-  return crc == stored ? Status::Ok() : ChecksumMismatch("FlatBuffer structure (config, tensor table, tokenizer)", stored, crc);
-}
-
-// Bytes outside the FlatBuffer and the data buffers (alignment padding) must be zero, so
-// that every byte of the file is covered by a check.
-Status VerifyPadding(const detail::ModelData& md) {
-  size_t pos = size_t(flatbuffers::ReadScalar<uint32_t>(md.base)) + sizeof(uint32_t);
-  auto zeros_until = [&](size_t begin) {
-    for (; pos < begin; ++pos) {
-      if (md.base[pos] != 0) {
-        return Status(StatusCode::kChecksumMismatch, "non-zero padding byte at file offset " + std::to_string(pos));
-      }
-    }
-    return Status::Ok();
-  };
-  for (const uint32_t i : md.checks_by_offset) {  // ascending offsets (the loader sorted them)
-    const detail::BufferCheck& c = md.checks[i];
-    const size_t begin = size_t(c.data - md.base);
-    MTLITE_RETURN_IF_ERROR(zeros_until(begin));
-    pos = std::max(pos, begin + c.size);
-  }
-  return zeros_until(md.size);
-}
-
-Status VerifyBuffers(const detail::ModelData& md) {
-  MTLITE_RETURN_IF_ERROR(VerifyStructure(md));
-  for (const detail::BufferCheck& c : md.checks) {
-    const uint32_t got = Crc32c(c.data, c.size);
-    if (got != c.crc32c) return ChecksumMismatch(c.Label(), c.crc32c, got);
-  }
-  return VerifyPadding(md);
-}
-
-// FlatBuffer bytes of the tokenizer's strings and arrays (4-byte length + payload, strings
-// NUL-terminated and 4-aligned; a string shared by several vectors counts once); alignment
-// padding between objects stays "structure".
-class TokenizerBytes {
- public:
-  void Strings(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* v) {
-    if (!v) return;
-    bytes_ += 4 + 4ull * v->size();
-    for (const flatbuffers::String* s : *v) {
-      if (seen_.insert(s).second) bytes_ += 4 + (s->size() + 4) / 4 * 4;
-    }
-  }
-  void Spm(const fb::SentencePieceModel* m) {
-    if (!m) return;
-    const uint64_t n = m->pieces() ? m->pieces()->size() : 0;
-    Strings(m->pieces());
-    bytes_ += (4 + (n + 3) / 4 * 4) /*types*/ + 2 * (4 + 4 * n) /*sorted_pieces, to_vocab*/;
-    if (m->normalizer_name()) bytes_ += 4 + (m->normalizer_name()->size() + 4) / 4 * 4;
-  }
-  void Vocab(const fb::Vocab* v) {
-    if (v) Strings(v->id_to_piece());
-  }
-  uint64_t bytes() const { return bytes_; }
-
- private:
-  uint64_t bytes_ = 0;
-  std::set<const void*> seen_;
-};
-
-// Rows of the size profile in first-use order, keyed by component.
-class Profile {
- public:
-  void Add(layout::Component c, uint64_t bytes, const char* dtype) {
-    Row& r = Get(c);
-    r.bytes += bytes;
-    if (dtype) r.dtypes.insert(dtype);
-  }
-  std::vector<SizeComponent> Rows() const {
-    std::vector<SizeComponent> out;
-    for (const Row& r : rows_) out.push_back({layout::ComponentName(r.component), r.bytes, {r.dtypes.begin(), r.dtypes.end()}});
-    return out;
-  }
-
- private:
-  struct Row {
-    layout::Component component;
-    uint64_t bytes = 0;
-    std::set<std::string> dtypes;
-  };
-  Row& Get(layout::Component c) {
-    const auto [it, added] = index_.insert({{int(c.part), c.layer}, rows_.size()});
-    if (added) rows_.push_back({c, 0, {}});
-    return rows_[it->second];
-  }
-  std::vector<Row> rows_;
-  std::map<std::pair<int, int>, size_t> index_;
-};
-
 }  // namespace
 
 namespace detail {
-
-Result<size_t> ModelTableBytes(const uint8_t* base, size_t size) {
-  if (!base) return Status(StatusCode::kInvalidArgument, "model buffer is null");
-  uint64_t fb_size = 0;
-  MTLITE_RETURN_IF_ERROR(CheckEnvelope(base, size, &fb_size));
-  const uint64_t bytes = TableCounts(fb::GetSizePrefixedModel(base)).Bytes();
-  if (bytes > uint64_t(SIZE_MAX)) return Invalid("model tables do not fit the address space");
-  return size_t(bytes);
-}
 
 Status PrepareModel(ModelData* md, const LoadOptions& options, void* storage, size_t storage_bytes) {
   const bool caller_storage = storage != nullptr;
@@ -1015,139 +694,5 @@ Status PrepareModel(ModelData* md, const LoadOptions& options, void* storage, si
 }
 
 }  // namespace detail
-
-namespace {
-
-// Caller storage: [Model][ModelData][shared_ptr control block][tables], each 64-byte aligned.
-constexpr size_t kModelOffset = 0;
-constexpr size_t kDataOffset = AlignUp(sizeof(Model), kStorageAlign);
-constexpr size_t kControlOffset = kDataOffset + AlignUp(sizeof(detail::ModelData), kStorageAlign);
-constexpr size_t kControlBytes = 128;  // a shared_ptr control block with a stateless deleter (~32-48 bytes)
-constexpr size_t kTablesOffset = kControlOffset + kControlBytes;
-
-// Hands the shared_ptr its control block from the caller's storage (a slot of kControlBytes);
-// should a standard library ever need more, it falls back to the heap rather than fail.
-template <class T>
-struct SlotAllocator {
-  using value_type = T;
-  void* slot = nullptr;
-  explicit SlotAllocator(void* s) : slot(s) {}
-  template <class U>
-  SlotAllocator(const SlotAllocator<U>& o) : slot(o.slot) {}  // NOLINT: rebinding
-  T* allocate(size_t n) {
-    if (n * sizeof(T) <= kControlBytes && alignof(T) <= kStorageAlign) return static_cast<T*>(slot);
-    return static_cast<T*>(::operator new(n * sizeof(T)));
-  }
-  void deallocate(T* p, size_t) {
-    if (p != slot) ::operator delete(p);
-  }
-  template <class U>
-  bool operator==(const SlotAllocator<U>& o) const { return slot == o.slot; }
-  template <class U>
-  bool operator!=(const SlotAllocator<U>& o) const { return slot != o.slot; }
-};
-
-// Destroys a Model placed in caller storage (the storage itself belongs to the caller).
-struct DestroyInPlace {
-  void operator()(const Model* m) const { m->~Model(); }
-};
-
-}  // namespace
-
-Model::Model() : data_(new detail::ModelData), owns_data_(true) {}
-Model::Model(detail::ModelData* data) : data_(data), owns_data_(false) {}
-
-Model::~Model() {
-  if (data_->unmap && data_->mapping) data_->unmap(data_->mapping, data_->mapping_size);
-  std::free(data_->table_block);
-  if (owns_data_) {
-    delete data_;
-  } else {
-    data_->~ModelData();
-  }
-}
-const ModelConfig& Model::config() const { return data_->config; }
-
-size_t Model::file_size() const { return data_->size; }
-
-Status Model::VerifyChecksums() const { return VerifyBuffers(*data_); }
-
-std::vector<SizeComponent> Model::SizeProfile() const {
-  const detail::ModelData& md = *data_;
-  Profile p;
-  // The model's components in model order, present even when empty.
-  for (Part part : {Part::kEmbeddings, Part::kPositions, Part::kFinalLogitsBias}) p.Add({part}, 0, nullptr);
-  for (int i = 0; i < md.config.encoder_layers; ++i) p.Add({Part::kEncoderLayer, i}, 0, nullptr);
-  for (int i = 0; i < md.config.decoder_layers; ++i) {
-    for (Part part : {Part::kDecoderSelfAttention, Part::kDecoderCrossAttention, Part::kDecoderFfn}) p.Add({part, i}, 0, nullptr);
-  }
-  uint64_t in_buffers = 0;
-  for (const detail::BufferCheck& c : md.checks) {
-    in_buffers += c.size;
-    p.Add(c.component, c.size, c.dtype);
-  }
-  const fb::Model* root = fb::GetSizePrefixedModel(md.base);
-  const uint64_t fb_size = uint64_t(flatbuffers::ReadScalar<uint32_t>(md.base)) + sizeof(uint32_t);
-  const fb::Tokenizer* tok = root->tokenizer();
-  TokenizerBytes tb;
-  tb.Spm(tok->source_spm());
-  tb.Spm(tok->target_spm());
-  tb.Vocab(tok->source_vocab());
-  tb.Vocab(tok->target_vocab());
-  const uint64_t tok_fb = std::min(tb.bytes(), fb_size);
-  p.Add({Part::kTokenizer}, tok_fb, "strings");
-  p.Add({Part::kStructure}, fb_size - tok_fb, "flatbuffer");
-  // Buffers never overlap and lie after the FlatBuffer (checked at load).
-  p.Add({Part::kPadding}, md.size - fb_size - in_buffers, "zero");
-  return p.Rows();
-}
-
-Result<std::shared_ptr<const Model>> Model::FromBuffer(const void* data, size_t size, const LoadOptions& options) {
-  if (!data) return Status(StatusCode::kInvalidArgument, "model buffer is null");
-  if (reinterpret_cast<uintptr_t>(data) % kDataAlignment != 0) {
-    return Status(StatusCode::kInvalidArgument, "model buffer must be 64-byte aligned (weights are read in place)");
-  }
-  std::shared_ptr<Model> model(new Model());
-  model->data_->base = static_cast<const uint8_t*>(data);
-  model->data_->size = size;
-  MTLITE_RETURN_IF_ERROR(detail::PrepareModel(model->data_, options, nullptr, 0));
-  return std::shared_ptr<const Model>(std::move(model));
-}
-
-Result<size_t> Model::StorageBytes(const void* data, size_t size) {
-  Result<size_t> tables = detail::ModelTableBytes(static_cast<const uint8_t*>(data), size);
-  if (!tables.ok()) return tables.status();
-  return kTablesOffset + tables.value();
-}
-
-Result<std::shared_ptr<const Model>> Model::FromBuffer(const void* data, size_t size, void* storage,
-                                                       size_t storage_bytes, const LoadOptions& options) {
-  if (!data) return Status(StatusCode::kInvalidArgument, "model buffer is null");
-  if (reinterpret_cast<uintptr_t>(data) % kDataAlignment != 0) {
-    return Status(StatusCode::kInvalidArgument, "model buffer must be 64-byte aligned (weights are read in place)");
-  }
-  if (!storage) return Status(StatusCode::kInvalidArgument, "model storage is null");
-  if (reinterpret_cast<uintptr_t>(storage) % kStorageAlign != 0) {
-    return Status(StatusCode::kInvalidArgument,
-                  "model storage must be 64-byte aligned (declare it with alignas(64) or __attribute__((aligned(64))))");
-  }
-  Result<size_t> need = StorageBytes(data, size);
-  if (!need.ok()) return need.status();
-  if (storage_bytes < need.value()) {
-    return Status(StatusCode::kResourceExhausted,
-                  "model storage of " + std::to_string(storage_bytes) + " bytes is too small: this model needs " +
-                      std::to_string(need.value()) + " bytes (Model::StorageBytes; `mtlite info --limits` prints it)");
-  }
-  uint8_t* s = static_cast<uint8_t*>(storage);
-  auto* md = new (s + kDataOffset) detail::ModelData();
-  md->base = static_cast<const uint8_t*>(data);
-  md->size = size;
-  Model* model = new (s + kModelOffset) Model(md);
-  if (Status st = detail::PrepareModel(md, options, s + kTablesOffset, storage_bytes - kTablesOffset); !st.ok()) {
-    model->~Model();
-    return st;
-  }
-  return std::shared_ptr<const Model>(model, DestroyInPlace(), SlotAllocator<char>(s + kControlOffset));
-}
 
 }  // namespace mtlite

@@ -1,0 +1,176 @@
+// Internal interfaces between the model loader's files: model.cc (validation and binding),
+// model_tables.cc (FlatBuffers envelope, table sizes), model_shortlist.cc (the shortlist's lists),
+// model_checks.cc (checksums, size profile), model_api.cc (the Model object and its placement in
+// caller storage), model_file.cc (Model::Load).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <cstdint>
+#include <new>
+#include <string_view>
+#include <type_traits>
+
+#include "marian_layout.h"
+#include "model_data.h"
+#include "mtlite/mtlite.hpp"
+#include "mtlite_generated.h"
+
+namespace mtlite {
+namespace detail {
+
+// Caller storage (model tables, the Model object) is 64-byte aligned, like every other buffer a
+// caller hands to mtlite.
+constexpr size_t kStorageAlign = 64;
+constexpr uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+constexpr size_t kTableAlign = 16;  // tables inside the storage block
+
+// Sanity limits: far above any real Marian model, low enough that no size computed from
+// them can overflow 64 bits (10M x 65536 x 4 bytes < 2^42).
+constexpr int kMaxDModel = 16384;
+constexpr int kMaxLayers = 256;
+constexpr int kMaxVocab = 10000000;
+constexpr int kMaxFfn = 65536;
+constexpr int kMaxPositions = 1000000;
+constexpr int kMaxBeam = 1024;
+
+// The FlatBuffers verifier over base[0, size): the size prefix, the identifier and every table,
+// vector and string of the structure; *fb_size: the FlatBuffer's bytes. Allocation-free.
+Status CheckEnvelope(const uint8_t* base, size_t size, uint64_t* fb_size);
+
+// Element counts of the loader's tables, read from a verified FlatBuffer before anything is
+// bound. They bound what the loader binds (it checks each count against the file again).
+struct TableCounts {
+  uint64_t tensors = 0, checks = 0, encoder = 0, decoder = 0;
+  uint64_t views = 0;  // string views: source/target pieces, source/target vocab
+  uint64_t shortlist_marks = 0;  // bytes: one per target id while the shortlist is checked
+
+  explicit TableCounts(const fb::Model* root) {
+    if (const auto* ts = root->tensors()) {
+      tensors = ts->size();
+      for (const fb::Tensor* t : *ts) checks += (t->data() ? 1 : 0) + (t->scales() ? 1 : 0);
+    }
+    if (const fb::Config* c = root->config()) {
+      encoder = uint64_t(std::clamp(c->encoder_layers(), 0, kMaxLayers));
+      decoder = uint64_t(std::clamp(c->decoder_layers(), 0, kMaxLayers));
+    }
+    if (const fb::Tokenizer* tok = root->tokenizer()) {
+      for (const fb::SentencePieceModel* m : {tok->source_spm(), tok->target_spm()}) {
+        if (!m) continue;
+        checks += (m->scores() ? 1 : 0) + (m->precompiled_charsmap() && m->precompiled_charsmap()->size() > 0 ? 1 : 0);
+        if (m->pieces()) views += m->pieces()->size();
+      }
+      for (const fb::Vocab* v : {tok->source_vocab(), tok->target_vocab()}) {
+        if (v && v->id_to_piece()) views += v->id_to_piece()->size();
+      }
+    }
+    if (const fb::Shortlist* sl = root->shortlist()) {
+      checks += (sl->frequent() ? 1 : 0) + (sl->offsets() ? 1 : 0) + (sl->targets() ? 1 : 0);
+      if (const fb::Config* c = root->config()) shortlist_marks = uint64_t(std::clamp(c->target_vocab_size(), 0, kMaxVocab));
+    }
+  }
+  uint64_t Bytes() const {
+    return AlignUp(tensors * sizeof(uint32_t), kTableAlign) + AlignUp(checks * sizeof(BufferCheck), kTableAlign) +
+           AlignUp(checks * sizeof(uint32_t), kTableAlign) +
+           AlignUp(encoder * sizeof(EncoderLayerView), kTableAlign) +
+           AlignUp(decoder * sizeof(DecoderLayerView), kTableAlign) +
+           // one table per piece/vocab list: each rounds up on its own
+           AlignUp(views * sizeof(std::string_view), kTableAlign) + 4 * kTableAlign +
+           AlignUp(shortlist_marks, kTableAlign);
+  }
+};
+
+// Bump allocation of the tables from one block; what it hands out is never freed on its own.
+class TableArena {
+ public:
+  TableArena(uint8_t* base, size_t bytes) : base_(base), cap_(bytes) {}
+  template <class T>
+  T* Take(uint64_t count) {
+    static_assert(std::is_trivially_destructible<T>::value && alignof(T) <= kTableAlign, "table element type");
+    const uint64_t at = AlignUp(used_, kTableAlign);
+    if (at > cap_ || count > (cap_ - at) / sizeof(T)) return nullptr;
+    T* out = reinterpret_cast<T*>(base_ + at);
+    for (uint64_t i = 0; i < count; ++i) new (out + i) T();
+    used_ = at + count * sizeof(T);
+    return out;
+  }
+
+ private:
+  uint8_t* base_;
+  uint64_t cap_, used_ = 0;
+};
+
+
+// The 4 bytes of Model.structure_crc32c inside the FlatBuffer, or null when the field is absent.
+const uint8_t* StructureCrcField(const fb::Model* root);
+// Every CRC32C of the file (FlatBuffer structure, each data buffer) and the zero padding.
+Status VerifyBuffers(const ModelData& md);
+
+// A tensor or field name built without allocating, e.g. "model.encoder.layers.3" +
+// ".self_attn" + ".q_proj" + ".weight". Names longer than the capacity (none of the Marian
+// layout's come close) are marked overflowed and never match a tensor.
+class Name {
+ public:
+  Name() = default;
+  Name(std::string_view s) { Append(s); }  // NOLINT: implicit by design
+  Name(const char* s) { Append(s); }       // NOLINT
+  Name operator+(std::string_view s) const {
+    Name n = *this;
+    n.Append(s);
+    return n;
+  }
+  std::string_view view() const { return std::string_view(buf_, len_); }
+  bool overflowed() const { return overflowed_; }
+  std::string str() const { return std::string(view()); }
+
+ private:
+  void Append(std::string_view s) {
+    const size_t k = std::min(s.size(), sizeof buf_ - len_);
+    std::memcpy(buf_ + len_, s.data(), k);
+    len_ += k;
+    overflowed_ = overflowed_ || k < s.size();
+  }
+  char buf_[128];
+  size_t len_ = 0;
+  bool overflowed_ = false;
+};
+
+// layout::LayerPrefix ("model.encoder.layers.<layer>") without allocating; model_layout_test
+// checks that the two agree.
+inline Name LayerPrefixName(layout::Side side, int layer) {
+  char digits[16];
+  const int n = std::snprintf(digits, sizeof digits, "%d", layer);
+  return Name(side == layout::Side::kEncoder ? "model.encoder.layers." : "model.decoder.layers.") +
+         std::string_view(digits, size_t(n > 0 ? n : 0));
+}
+
+// "f32" / "f16" / "int8", or "?" for a code this runtime does not know.
+inline const char* DTypeName(fb::DType t) {
+  WeightType w;
+  return layout::WeightTypeFromCode(int(t), &w) ? layout::DTypeName(w) : "?";
+}
+
+// Tensor shapes are int64 vectors, which the FlatBuffers verifier only checks for 4-byte
+// alignment: read them bytewise.
+inline int64_t ShapeDim(const flatbuffers::Vector<int64_t>* shape, size_t i) {
+  int64_t v;
+  std::memcpy(&v, shape->Data() + i * sizeof(int64_t), sizeof v);
+  return flatbuffers::EndianScalar(v);
+}
+
+inline std::string ShapeString(const flatbuffers::Vector<int64_t>* shape) {
+  if (!shape) return "(none)";
+  std::string s = "[";
+  for (size_t i = 0; i < shape->size(); ++i) s += (i ? ", " : "") + std::to_string(ShapeDim(shape, i));
+  return s + "]";
+}
+
+// The shortlist section's lists (model_shortlist.cc). `marks`: vt zero bytes, zero again on return.
+Status CheckShortlistLists(const int32_t* frequent, uint64_t num_frequent, const uint32_t* offsets,
+                           const int32_t* targets, uint64_t num_targets, int vs, int vt, int top_k, uint8_t* marks);
+
+}  // namespace detail
+}  // namespace mtlite

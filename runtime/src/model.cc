@@ -54,7 +54,7 @@ using detail::Name;
 using detail::ShapeDim;
 using detail::ShapeString;
 
-Status Invalid(std::string message) { return Status(StatusCode::kInvalidModel, std::move(message)); }
+constexpr auto Invalid = detail::InvalidModel;
 
 std::string Str(const flatbuffers::String* s) { return s ? std::string(s->c_str(), s->size()) : std::string(); }
 std::string_view View(const flatbuffers::String* s) { return std::string_view(s->c_str(), s->size()); }

@@ -13,6 +13,7 @@
 #include <new>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "marian_layout.h"
 #include "model_data.h"
@@ -27,6 +28,9 @@ namespace detail {
 constexpr size_t kStorageAlign = 64;
 constexpr uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 constexpr size_t kTableAlign = 16;  // tables inside the storage block
+
+// A malformed model file: kInvalidModel with a message naming the offending field or tensor.
+inline Status InvalidModel(std::string message) { return Status(StatusCode::kInvalidModel, std::move(message)); }
 
 // Sanity limits: far above any real Marian model, low enough that no size computed from
 // them can overflow 64 bits (10M x 65536 x 4 bytes < 2^42).

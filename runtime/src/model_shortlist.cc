@@ -10,7 +10,7 @@
 namespace mtlite {
 namespace {
 
-Status Invalid(std::string message) { return Status(StatusCode::kInvalidModel, std::move(message)); }
+constexpr auto Invalid = detail::InvalidModel;
 
 // Ids of one list inside [0, vocab) and distinct; `marks` (vocab bytes, all zero) is zero
 // again on return. Returns the index of the first bad id, or n when all are good.

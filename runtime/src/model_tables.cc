@@ -17,7 +17,7 @@ static_assert(int(fb::Activation::SiLU) == 0 && int(fb::Activation::ReLU) == 1 &
               int(fb::Activation::GELUTanh) == 3 && int(fb::Activation::MAX) == 3,
               "layout::ActivationCode must follow schema Activation");
 
-Status Invalid(std::string message) { return Status(StatusCode::kInvalidModel, std::move(message)); }
+constexpr auto Invalid = detail::InvalidModel;
 }  // namespace
 
 Status detail::CheckEnvelope(const uint8_t* base, size_t size, uint64_t* fb_size) {

@@ -18,7 +18,7 @@ namespace kernels {
 namespace avx2 {
 namespace {
 
-struct GemmCommon {
+struct GemmCommon : generic::NoPanelState {
   using Acc = __m256i;
   // SiLU / GELU are long dependency chains (exp, divide): run per 8 outputs inside the tile
   // loop they are latency-bound, so they run as a second pass over the rows just written (in

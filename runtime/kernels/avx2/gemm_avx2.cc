@@ -171,7 +171,7 @@ struct GemmK : GemmCommon {
   // in 4-row x 2-block tiles; within a chunk, each 4-row panel of C is written contiguously.
   static constexpr size_t kChunkBytes = size_t(128) << 10;
   static constexpr int kGemvNR = 1;
-  static constexpr size_t kStreamBytes = 0;
+  static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 0;
   // m <= 4 reads every weight once, in one row panel: when the weights do not fit in L2
   // (512 KiB here; e.g. the 8001-word output projection for 4 beams) the tiles prefetch the
   // next tile's blocks (+4% at n 8001 k 256). With several panels the chunk is re-read from
@@ -180,7 +180,7 @@ struct GemmK : GemmCommon {
 
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const* next,
-                   Acc (&acc)[MR][NR]) {
+                   const PanelState&, Acc (&acc)[MR][NR]) {
 #if defined(MTLITE_GEMM_ASM)
     if constexpr (NR == 2) {
       __m256i r[8];

@@ -4,33 +4,39 @@
 // block streams as whole 64-byte lines.
 //
 // Exactness. vpdpbusd multiplies unsigned by signed bytes and adds each 4 products to an int32
-// lane without saturation (wrapping). The activations are signed, so they enter as
-// u = a + 128 (a XOR 0x80, in 1..255) and the kernel subtracts 128 * sum_k w per output row,
-// itself a vpdpbusd of the weights with bytes 0x80 (the "correction" accumulators, computed
-// alongside from the same weight registers: no column sums in the model file):
-//   sum_k u w - sum_k 128 w = sum_k a w.
-// Every step is exact in int32 arithmetic modulo 2^32, so the result equals the reference's
-// exact int32 sum whenever that sum is representable (kernels.h contract). Weights may be any
-// int8, -128 included.
+// lane without saturation (wrapping). Every step below is exact in int32 arithmetic modulo 2^32,
+// so the result equals the reference's exact int32 sum whenever that sum is representable
+// (kernels.h contract). Weights may be any int8, -128 included; |a| <= 127.
 //
-// Lanes: a zmm accumulator holds lanes 0-7 = rows 0-7 over the even groups, lanes 8-15 = rows
-// 0-7 over the odd groups (the activation register holds group g in lanes 0-7 and g+1 in 8-15,
-// one vpermd of an 8-byte load); the two halves are added at the end.
-// Tiles: up to 4 rows x 3 blocks (12 accumulators + 3 corrections + 3 weights + 4 activations +
-// 2 constants, no spills; measured in cache on Zen5, gemm_bench m 4..64, n 2048, k 512: ~370
-// GOPS steadily, where 4 x 4 tiles spill (~315), 4 x 2 get ~350 and 5 x 3 / 6 x 3 (a few
-// spills) vary between 270 and 420); m == 1: GemvZmm, one block at a time (in cache it beats
-// the 256-bit GEMV by ~30 %).
-// Over large weights (streamed from DRAM: kStreamBytes) blocks go one at a time (one sequential
-// stream): m <= 4 rows x 1 block zmm tiles, and for m = 1 the 256-bit GEMV of
-// avxvnni/vnni_ymm.h (EVEX encoding). Measured on Zen5 with weights from DRAM (gemm_bench
-// stream/): the m = 1 zmm GEMV reaches ~85 % of the streaming read bandwidth, the ymm one ~95 %;
-// at m = 4 the 1-block zmm tile ~80 %, 4-block tiles or 1-block ymm tiles ~55-75 %.
+// Tiles (m >= 2): the weights are the unsigned operand, u = w XOR 0x80 = w + 128, and the
+// activations the signed one, so sum_k u a - 128 sum_k a = sum_k w a, where 128 sum_k a is one
+// number per row of A (PanelPrepare, once per row panel: no per-block correction, no column
+// sums in the model file). A weight register (groups 2p | 2p+1 of a block, rows 0-7 each) is
+// permuted to row-major pairs (lane 2r = row r over group 2p, lane 2r+1 = row r over 2p+1), so
+// the activations of both groups are one 8-byte broadcast (vpbroadcastq: a load, no shuffle);
+// adjacent lanes are added at the end. Per 64 weight bytes: one load, one vpermd and one vpxord
+// shared by the rows, one vpdpbusd per row.
+//   TileZmm: up to 4 rows x 4 blocks (16 accumulators + 4 weights + 4 activations + 2
+//     constants: no spills). Measured in cache on Zen5 (gemm_bench hot, m 8..64, k 512 / 2048):
+//     490-560 GOPS, where the earlier form (activations as a + 128, a correction vpdpbusd per
+//     block, a vpermd per row; 4 x 3 tiles) got 290-390.
+//   StreamTileZmm: up to 4 rows x 1 block, two accumulator chains per row. Over weights read
+//     once (m <= 4: greedy batches, beam search at batch 1) blocks go one at a time: one
+//     sequential weight stream, which DRAM serves far better than the several streams of a
+//     multi-block tile (gemm_bench m 4 cold: ~20 GB/s against 12-15 for the 4 x 3 tile), and in
+//     cache it is faster than the tiles as well (m 4 hot: 430-530 GOPS), so m 2..4 always take it.
+// m == 1 (GEMV): activations as u = a + 128 and a correction vpdpbusd of the weights with bytes
+// 0x80 (128 sum_k w per row, from the same weight registers): GemvZmm, one block at a time
+// (lanes 0-7 = rows over the even groups, 8-15 over the odd ones; in cache it beats the
+// 256-bit GEMV by ~30 %), or over large weights (kStreamBytes: from DRAM) the 256-bit GEMV of
+// avxvnni/vnni_ymm.h (EVEX encoding), which keeps ~95 % of the streaming read bandwidth there
+// (the zmm one ~85 %).
 #include "avx512/avx512_ops.h"  // first: it sets diagnostics for <immintrin.h>
 
 #include <immintrin.h>
 
 #include <cstddef>
+#include <cstring>
 
 #include "avx2/avx2_gemm.h"
 #include "avxvnni/vnni_ymm.h"
@@ -66,44 +72,6 @@ inline __m256i Fold(__m512i v) {
   return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
 }
 
-// MR rows x NR blocks, full K.
-template <int MR, int NR>
-inline void TileZmm(int kg, const int8_t* a, int lda, const int8_t* const* w, __m256i (&acc)[MR][NR]) {
-  const __m512i idx = PairIndex(), x80 = Bytes80();
-  __m512i s[MR][NR], corr[NR];
-#pragma GCC unroll 8
-  for (int j = 0; j < NR; ++j) {
-    corr[j] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) s[i][j] = _mm512_setzero_si512();
-  }
-  // one step over k pair p, or over the last group alone (odd kg)
-  auto step = [&](int p, bool last) __attribute__((always_inline)) {
-    __m512i wv[NR];
-#pragma GCC unroll 8
-    for (int j = 0; j < NR; ++j) {
-      wv[j] = last ? WeightLast(w[j] + size_t(p) * 64) : WeightPair(w[j] + size_t(p) * 64);
-      corr[j] = _mm512_dpbusd_epi32(corr[j], x80, wv[j]);
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const int8_t* ap = a + size_t(i) * lda + size_t(p) * 8;
-      const __m512i av = last ? ActLast(ap, idx, x80) : ActPair(ap, idx, x80);
-#pragma GCC unroll 8
-      for (int j = 0; j < NR; ++j) s[i][j] = _mm512_dpbusd_epi32(s[i][j], av, wv[j]);
-    }
-  };
-  const int pairs = kg / 2;
-  for (int p = 0; p < pairs; ++p) step(p, false);
-  if (kg & 1) step(pairs, true);
-#pragma GCC unroll 8
-  for (int j = 0; j < NR; ++j) {
-    const __m256i c = Fold(corr[j]);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) acc[i][j] = _mm256_sub_epi32(Fold(s[i][j]), c);
-  }
-}
-
 // m == 1: one block, two accumulator chains over the k pairs (and two correction chains).
 inline __m256i GemvZmm(int kg, const int8_t* a, const int8_t* w) {
   const __m512i idx = PairIndex(), x80 = Bytes80();
@@ -132,27 +100,143 @@ inline __m256i GemvZmm(int kg, const int8_t* a, const int8_t* w) {
   return _mm256_sub_epi32(Fold(_mm512_add_epi32(s0, s1)), Fold(_mm512_add_epi32(c0, c1)));
 }
 
+// ---- tiles for m >= 2 (see the top of the file) ----------------------------------------------
+inline __m512i RowPairIndex() { return _mm512_set_epi32(15, 7, 14, 6, 13, 5, 12, 4, 11, 3, 10, 2, 9, 1, 8, 0); }
+
+// The 8 activation bytes of groups 2p, 2p+1 in every qword.
+inline __m512i ActBroadcast(const int8_t* p) {
+  int64_t v;
+  std::memcpy(&v, p, 8);
+  return _mm512_set1_epi64(v);
+}
+// The last group of an odd count: its 4 bytes, and zeros for the missing group (nothing is read
+// past the row; the odd lanes of the XORed weights hold 0x80 and meet these zeros).
+inline __m512i ActLastBroadcast(const int8_t* p) { return _mm512_set1_epi64(int64_t(uint32_t(Load4(p)))); }
+// lane 2r + lane 2r+1 (mod 2^32) -> dword r
+inline __m256i FoldPairs(__m512i v) { return _mm512_cvtepi64_epi32(_mm512_add_epi32(v, _mm512_srli_epi64(v, 32))); }
+
+// 128 * sum_k a of each row (exact: |a| <= 127, k < 2^23).
+struct RowTerms {
+  int32_t t[4];
+};
+inline RowTerms StreamRowTerms(int mr, int kg, const int8_t* a, int lda) {
+  RowTerms r{};
+  const size_t kp = size_t(kg) * 4;
+  const __m512i x80 = Bytes80();
+  for (int i = 0; i < mr && i < 4; ++i) {
+    const int8_t* row = a + size_t(i) * lda;
+    __m512i s = _mm512_setzero_si512();
+    size_t k = 0;
+    for (; k + 64 <= kp; k += 64) s = _mm512_dpbusd_epi32(s, x80, _mm512_loadu_si512(row + k));
+    if (k < kp) s = _mm512_dpbusd_epi32(s, x80, _mm512_maskz_loadu_epi8(~0ull >> (64 - (kp - k)), row + k));
+    r.t[i] = _mm512_reduce_add_epi32(s);
+  }
+  return r;
+}
+
+template <int MR>
+inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, const RowTerms& terms,
+                          __m256i (&acc)[MR]) {
+  const __m512i idx = RowPairIndex(), x80 = Bytes80();
+  __m512i s0[MR], s1[MR];
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; ++i) s0[i] = s1[i] = _mm512_setzero_si512();
+  const int pairs = kg / 2;
+  int p = 0;
+  for (; p + 2 <= pairs; p += 2) {
+
+
+    const __m512i w0 = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightPair(w + size_t(p) * 64)), x80);
+    const __m512i w1 = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightPair(w + size_t(p) * 64 + 64)), x80);
+#pragma GCC unroll 4
+    for (int i = 0; i < MR; ++i) {
+      const int8_t* ap = a + size_t(i) * lda + size_t(p) * 8;
+      s0[i] = _mm512_dpbusd_epi32(s0[i], w0, ActBroadcast(ap));
+      s1[i] = _mm512_dpbusd_epi32(s1[i], w1, ActBroadcast(ap + 8));
+    }
+  }
+  if (p < pairs) {
+    const __m512i w0 = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightPair(w + size_t(p) * 64)), x80);
+#pragma GCC unroll 4
+    for (int i = 0; i < MR; ++i)
+      s0[i] = _mm512_dpbusd_epi32(s0[i], w0, ActBroadcast(a + size_t(i) * lda + size_t(p) * 8));
+  }
+  if (kg & 1) {
+    const __m512i w0 = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightLast(w + size_t(pairs) * 64)), x80);
+#pragma GCC unroll 4
+    for (int i = 0; i < MR; ++i) s1[i] = _mm512_dpbusd_epi32(s1[i], w0, ActLastBroadcast(a + size_t(i) * lda + size_t(pairs) * 8));
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; ++i)
+    acc[i] = _mm256_sub_epi32(FoldPairs(_mm512_add_epi32(s0[i], s1[i])), _mm256_set1_epi32(terms.t[i]));
+}
+
+// MR rows x NR blocks, full K, in the same form as StreamTileZmm: one permute + XOR per weight
+// register shared by the MR rows, one broadcast per row shared by the NR blocks; MR * NR
+// accumulator chains.
+template <int MR, int NR>
+inline void TileZmm(int kg, const int8_t* a, int lda, const int8_t* const* w, const RowTerms& terms,
+                    __m256i (&acc)[MR][NR]) {
+  const __m512i idx = RowPairIndex(), x80 = Bytes80();
+  __m512i s[MR][NR];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) s[i][j] = _mm512_setzero_si512();
+  auto step = [&](const __m512i (&wv)[NR], const __m512i (&av)[MR]) __attribute__((always_inline)) {
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) s[i][j] = _mm512_dpbusd_epi32(s[i][j], wv[j], av[i]);
+  };
+  const int pairs = kg / 2;
+  for (int p = 0; p < pairs; ++p) {
+    __m512i wv[NR], av[MR];
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j)
+      wv[j] = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightPair(w[j] + size_t(p) * 64)), x80);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) av[i] = ActBroadcast(a + size_t(i) * lda + size_t(p) * 8);
+    step(wv, av);
+  }
+  if (kg & 1) {
+    __m512i wv[NR], av[MR];
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j)
+      wv[j] = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightLast(w[j] + size_t(pairs) * 64)), x80);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) av[i] = ActLastBroadcast(a + size_t(i) * lda + size_t(pairs) * 8);
+    step(wv, av);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const __m256i t = _mm256_set1_epi32(terms.t[i]);
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_sub_epi32(FoldPairs(s[i][j]), t);
+  }
+}
+
 struct EvexDot {
   static __m256i Dot(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_epi32(acc, u, s); }
 };
 using Ymm = VnniYmm<EvexDot>;
 
 struct GemmK : avx2::GemmCommon {
-  static constexpr int kMR = 4, kNR = 3, kGemvNR = 1;
+  static constexpr int kMR = 4, kNR = 4, kGemvNR = 1;
   static constexpr size_t kChunkBytes = size_t(256) << 10;
   static constexpr size_t kStreamBytes = size_t(8) << 20;
+  static constexpr size_t kStreamRowsBytes = 1;  // every size (see the top of the file)
   static bool Prefetch(int, int, size_t) { return false; }
+  using PanelState = RowTerms;
+  static RowTerms PanelPrepare(int mr, int kg, const int8_t* a, int lda) { return StreamRowTerms(mr, kg, a, lda); }
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
-                   Acc (&acc)[MR][NR]) {
-    TileZmm<MR, NR>(kg, a, lda, w, acc);
+                   const RowTerms& terms, Acc (&acc)[MR][NR]) {
+    TileZmm<MR, NR>(kg, a, lda, w, terms, acc);
   }
   template <int MR>
-  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, Acc (&acc)[MR]) {
-    Acc t[MR][1];
-    TileZmm<MR, 1>(kg, a, lda, &w, t);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) acc[i] = t[i][0];
+  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const RowTerms& terms, Acc (&acc)[MR]) {
+    StreamTileZmm<MR>(kg, a, lda, w, terms, acc);
   }
   template <int G>
   static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool stream,

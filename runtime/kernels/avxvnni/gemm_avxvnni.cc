@@ -26,15 +26,15 @@ using Ymm = VnniYmm<VexDot>;
 struct GemmK : avx2::GemmCommon {
   static constexpr int kMR = 4, kNR = 2, kGemvNR = 1;
   static constexpr size_t kChunkBytes = size_t(128) << 10;
-  static constexpr size_t kStreamBytes = size_t(8) << 20;
+  static constexpr size_t kStreamBytes = size_t(8) << 20, kStreamRowsBytes = kStreamBytes;
   static bool Prefetch(int, int, size_t) { return false; }
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
-                   Acc (&acc)[MR][NR]) {
+                   const PanelState&, Acc (&acc)[MR][NR]) {
     avx2::TileSign<VexDot, MR, NR>(kg, a, lda, w, acc);
   }
   template <int MR>
-  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, Acc (&acc)[MR]) {
+  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const PanelState&, Acc (&acc)[MR]) {
     Acc t[MR][1];
     Ymm::Tile<MR, 1>(kg, a, lda, &w, t);
 #pragma GCC unroll 4

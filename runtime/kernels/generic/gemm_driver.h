@@ -16,16 +16,21 @@
 //   kActSecondPass          SiLU / GELU run as a second pass over the finished rows (in cache,
 //                           where independent iterations overlap) instead of inside the tile
 //   Prefetch(m, nb, bs)     whether tiles should prefetch the next tile's blocks
-//   Tile<MR, NR>(kg, a, lda, w, next, acc)   acc[i][j] = row i of a . block w[j], full K; next:
-//                           null or the blocks to prefetch (next[j] for w[j])
+//   PanelState, PanelPrepare(mr, kg, a, lda)   per-row terms of a row panel of A (mr <= kMR
+//                           rows), computed once per panel and passed to its tiles, e.g. a
+//                           correction sum; NoPanelState: none
+//   Tile<MR, NR>(kg, a, lda, w, next, state, acc)   acc[i][j] = row i of a . block w[j], full K;
+//                           next: null or the blocks to prefetch (next[j] for w[j])
 //   Gemv<G>(kg, a, w, next, stream, acc)  acc[j] = the row a . block w[j], j < G (when
 //                           kGemvNR > 0); next: null, or the blocks after (next[j] for w[j]) to
 //                           prefetch; stream: the weights are large (see kStreamBytes)
-//   kStreamBytes            0, or: one row panel (m <= kMR) over weights of at least this many
-//                           bytes (each read once: from DRAM) runs block by block through
-//                           StreamTile<MR>(kg, a, lda, w, acc) (acc[i] = row i . block w): one
-//                           sequential weight stream; tiles over several blocks read as many
-//                           concurrent streams, which DRAM serves far slower here
+//   kStreamBytes,           0, or: one row panel (m <= kMR) over weights of at least this many
+//   kStreamRowsBytes        bytes (kStreamBytes for m == 1, kStreamRowsBytes for m > 1; e.g.
+//                           each read once: from DRAM) runs block by block through
+//                           StreamTile<MR>(kg, a, lda, w, state, acc) (acc[i] = row i . block w;
+//                           state: PanelPrepare once per call): one sequential weight stream;
+//                           tiles over several blocks read as many concurrent streams, which
+//                           DRAM serves far slower here
 //   Epilogue(acc, a_scale, ws, bias, res, out, count, act)   the contract's dequantisation of
 //                           the first `count` (1..8) outputs: out[j] = act(float(acc[j]) *
 //                           (a_scale * ws[j]) + bias[j] + res[j]); bias / res may be null
@@ -41,6 +46,12 @@
 namespace mtlite {
 namespace kernels {
 namespace generic {
+
+// For ISAs whose tiles need no per-row terms of A.
+struct NoPanelState {
+  struct PanelState {};
+  static PanelState PanelPrepare(int, int, const int8_t*, int) { return {}; }
+};
 
 // Blocks of W in order: block b at w + b * bs, output columns 8b..8b+7.
 struct ContiguousBlocks {
@@ -64,15 +75,16 @@ struct GatheredBlocks {
 // One tile of mr (1..MR) rows x NR blocks: the tile code is instantiated for each row count.
 template <class K, int MR, int NR, class Epi>
 inline void TileRows(int mr, int kg, const int8_t* a, int lda, const int8_t* const* w,
-                     const int8_t* const* next, int row0, int slot0, const Epi& epi) {
+                     const int8_t* const* next, const typename K::PanelState& state, int row0, int slot0,
+                     const Epi& epi) {
   if constexpr (MR > 1) {
     if (mr < MR) {
-      TileRows<K, MR - 1, NR>(mr, kg, a, lda, w, next, row0, slot0, epi);
+      TileRows<K, MR - 1, NR>(mr, kg, a, lda, w, next, state, row0, slot0, epi);
       return;
     }
   }
   typename K::Acc acc[MR][NR];
-  K::template Tile<MR, NR>(kg, a, lda, w, next, acc);
+  K::template Tile<MR, NR>(kg, a, lda, w, next, state, acc);
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
@@ -82,14 +94,14 @@ inline void TileRows(int mr, int kg, const int8_t* a, int lda, const int8_t* con
 // Tiles of up to kMR rows x NR blocks starting at slot s.
 template <class K, int NR, class Blocks, class Epi>
 inline void TilePanel(int mr, int kg, const int8_t* a, int lda, const Blocks& blocks, int s, int nb,
-                      bool prefetch, int row0, const Epi& epi) {
+                      bool prefetch, const typename K::PanelState& state, int row0, const Epi& epi) {
   const int8_t* w[NR];
   const int8_t* next[NR];
   for (int j = 0; j < NR; ++j) {
     w[j] = blocks.Block(s + j);
     next[j] = s + NR + j < nb ? blocks.Block(s + NR + j) : w[j];
   }
-  TileRows<K, K::kMR, NR>(mr, kg, a, lda, w, prefetch ? next : nullptr, row0, s, epi);
+  TileRows<K, K::kMR, NR>(mr, kg, a, lda, w, prefetch ? next : nullptr, state, row0, s, epi);
 }
 
 // m == 1: G blocks starting at slot s.
@@ -131,9 +143,10 @@ inline void StreamRows(int mr, int nb, int kg, const int8_t* a, int lda, const B
       return;
     }
   }
+  const typename K::PanelState state = K::PanelPrepare(mr, kg, a, lda);
   for (int s = 0; s < nb; ++s) {
     typename K::Acc acc[MR];
-    K::template StreamTile<MR>(kg, a, lda, blocks.Block(s), acc);
+    K::template StreamTile<MR>(kg, a, lda, blocks.Block(s), state, acc);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) epi(i, s, acc[i]);
   }
@@ -144,14 +157,15 @@ template <class K, class Blocks, class Epi>
 void RunGemm(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks, const Epi& epi) {
   if (m <= 0 || nb <= 0) return;
   const size_t bs = size_t(kg) * 32;
-  const bool stream = K::kStreamBytes > 0 && m <= K::kMR && size_t(nb) * bs >= K::kStreamBytes;
+  const size_t threshold = m == 1 ? K::kStreamBytes : K::kStreamRowsBytes;
+  const bool stream = threshold > 0 && m <= K::kMR && size_t(nb) * bs >= threshold;
   if constexpr (K::kGemvNR > 0) {
     if (m == 1) {
       RunGemv<K>(nb, kg, a, blocks, stream, epi);
       return;
     }
   }
-  if constexpr (K::kStreamBytes > 0) {
+  if constexpr (K::kStreamBytes > 0 || K::kStreamRowsBytes > 0) {
     if (stream) {
       StreamRows<K, K::kMR>(m, nb, kg, a, lda, blocks, epi);
       return;
@@ -172,10 +186,11 @@ void RunGemm(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& bloc
     for (int i0 = 0; i0 < m; i0 += K::kMR) {
       const int mr = m - i0 < K::kMR ? m - i0 : K::kMR;
       const int8_t* ai = a + size_t(i0) * lda;
+      const typename K::PanelState state = K::PanelPrepare(mr, kg, ai, lda);
       int s = c0;
-      for (; s + NR <= c1; s += NR) TilePanel<K, NR>(mr, kg, ai, lda, blocks, s, nb, prefetch, i0, epi);
+      for (; s + NR <= c1; s += NR) TilePanel<K, NR>(mr, kg, ai, lda, blocks, s, nb, prefetch, state, i0, epi);
       if constexpr (NR > 1) {
-        for (; s < c1; ++s) TilePanel<K, 1>(mr, kg, ai, lda, blocks, s, nb, prefetch, i0, epi);
+        for (; s < c1; ++s) TilePanel<K, 1>(mr, kg, ai, lda, blocks, s, nb, prefetch, state, i0, epi);
       }
     }
   }

@@ -89,7 +89,7 @@ inline void TileOneBlock(int kg, const int8_t* a, int lda, const int8_t* wb, F8:
 // Rows per tile, the most whose inner loop GCC 12 compiles without spilling q registers:
 // aarch64 (32 q regs): 3 rows = 12 accumulators + 4 weight + 4 product registers per row;
 // armv7 (16 q regs): 1 row (2 rows spill 3 registers per iteration).
-struct GemmK : GemmCommon {
+struct GemmK : GemmCommon, generic::NoPanelState {
 #if defined(__aarch64__)
   static constexpr int kMR = 3;
 #else
@@ -99,11 +99,11 @@ struct GemmK : GemmCommon {
   static constexpr int kNR = 1;
   static constexpr size_t kChunkBytes = 0;
   static constexpr int kGemvNR = 0;
-  static constexpr size_t kStreamBytes = 0;
+  static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 0;
   static bool Prefetch(int, int, size_t) { return false; }
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
-                   Acc (&acc)[MR][NR]) {
+                   const PanelState&, Acc (&acc)[MR][NR]) {
     static_assert(NR == 1, "one block per tile");
     TileOneBlock<MR>(kg, a, lda, w[0], acc);
   }

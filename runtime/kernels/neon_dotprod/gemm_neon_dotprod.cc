@@ -112,7 +112,7 @@ inline F8::I GemvBlock(int kg, const int8_t* a, const int8_t* wb) {
   return {vaddq_s32(vaddq_s32(l0, l1), vaddq_s32(l2, l3)), vaddq_s32(vaddq_s32(h0, h1), vaddq_s32(h2, h3))};
 }
 
-struct GemmK : neon::GemmCommon {
+struct GemmK : neon::GemmCommon, generic::NoPanelState {
 #if defined(__aarch64__)
   static constexpr int kMR = 4, kNR = 2;  // 16 accumulators + 4 weights + 4 activations (32 q regs)
 #else
@@ -121,11 +121,11 @@ struct GemmK : neon::GemmCommon {
   // two blocks at a time, every row panel of A over them (their weights stay in L1)
   static constexpr size_t kChunkBytes = 0;
   static constexpr int kGemvNR = 1;
-  static constexpr size_t kStreamBytes = 0;
+  static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 0;
   static bool Prefetch(int, int, size_t) { return false; }
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
-                   Acc (&acc)[MR][NR]) {
+                   const PanelState&, Acc (&acc)[MR][NR]) {
     TileSdot<MR, NR>(kg, a, lda, w, acc);
   }
   template <int G>

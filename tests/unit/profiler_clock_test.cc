@@ -38,6 +38,16 @@ uint64_t BusyNs(uint64_t ns) {
 
 uint64_t Duration(const ProfileEvent& e) { return e.end_ns - e.start_ns; }
 
+// Allowed difference between a span and the wait measured inside it: 3 % (the scale's error is
+// far smaller) plus the span's own clock reads; under qemu (ARM cross builds) code translated on
+// first use adds tens of us to the first pass.
+#if defined(MTLITE_EMULATED_TESTS)
+constexpr double kSlackNs = 100000;
+#else
+constexpr double kSlackNs = 1000;
+#endif
+double Tolerance(double want) { return 0.03 * want + kSlackNs; }
+
 TEST(ProfilerClock, SteadyOverrideFromEnvironment) {
   const char* old = std::getenv("MTLITE_PROFILE_CLOCK");
   const std::string saved = old ? old : "";
@@ -165,7 +175,7 @@ TEST(ProfilerClock, SteadyModeRecordsNs) {
 }
 
 // Real clocks: a span around a ~2 ms wait reports the wait measured by the steady clock inside
-// it (within 3 %: the span adds two counter reads), with either clock; the structure is the
+// it (within Tolerance()), with either clock; the structure is the
 // same whichever clock records it. The waits are compared with what was measured, not with
 // their targets: a preemption of this thread lengthens both.
 void CheckRealSpans(Profiler::Clock clock, std::vector<ProfileEvent>* out) {
@@ -204,10 +214,10 @@ void CheckRealSpans(Profiler::Clock clock, std::vector<ProfileEvent>* out) {
   }
   for (int l = 0; l < 2; ++l) {
     const double got = double(Duration(e[2 + l])), want = double(waited[l]);
-    EXPECT_NEAR(got, want, 0.03 * want) << "layer " << l;
-    EXPECT_NEAR(double(b.Entry(Op::kEncoderLayer, l).total_ns), want, 0.03 * want) << "layer " << l;
+    EXPECT_NEAR(got, want, Tolerance(want)) << "layer " << l;
+    EXPECT_NEAR(double(b.Entry(Op::kEncoderLayer, l).total_ns), want, Tolerance(want)) << "layer " << l;
   }
-  EXPECT_NEAR(double(b.Entry(Op::kSearchScan).total_ns), double(waited[2]), 0.03 * double(waited[2]));
+  EXPECT_NEAR(double(b.Entry(Op::kSearchScan).total_ns), double(waited[2]), Tolerance(double(waited[2])));
   // Nesting in time; the children account for their parents (up to the span overhead).
   EXPECT_GE(e[2].start_ns, e[1].start_ns);
   EXPECT_LE(e[2].end_ns, e[3].start_ns);
@@ -215,9 +225,9 @@ void CheckRealSpans(Profiler::Clock clock, std::vector<ProfileEvent>* out) {
   EXPECT_LE(e[4].end_ns, e[0].end_ns);
   const uint64_t children = Duration(e[2]) + Duration(e[3]);
   EXPECT_LE(children, Duration(e[1]));
-  EXPECT_GE(double(children), 0.98 * double(Duration(e[1])));
+  EXPECT_GE(double(children), 0.98 * double(Duration(e[1])) - kSlackNs);
   EXPECT_LE(Duration(e[0]), v.wall_ns + 1);
-  EXPECT_GE(double(Duration(e[0])), 0.97 * double(v.wall_ns));
+  EXPECT_GE(double(Duration(e[0])), 0.97 * double(v.wall_ns) - kSlackNs);
   // aggregate = trace, up to rounding (an event's ends are converted apart, a total at once)
   EXPECT_NEAR(double(b.Entry(Op::kTranslate).total_ns), double(Duration(e[0])), 1.0);
   EXPECT_NEAR(double(b.Entry(Op::kEncoder).total_ns), double(Duration(e[1])), 1.0);

@@ -57,7 +57,7 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
         std::memcpy(vc + row * d, dv_ + size_t(i) * d, sizeof(float) * d);
       }
       exec_.pool->ParallelFor(tasks, [&](int task, int thread) {
-        const uint64_t t0 = prof && thread > 0 ? Profiler::Now() : 0;
+        const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
         float* scores = scores_ + size_t(task) * scores_stride;
         for (int ih = task; ih < n * H; ih += tasks) {
           const int i = ih / H, h = ih % H;
@@ -65,7 +65,7 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
           Attend(K, dq_ + size_t(i) * d + h * hd, kc + h * hd, vc + h * hd, d, anc_ + size_t(i) * T, t + 1, hd,
                  scaling, nullptr, scores, dctx_ + size_t(i) * d + h * hd);
         }
-        if (t0) prof->Part(Op::kAttentionPart, l, thread, t0, Profiler::Now(), n, t + 1, hd);
+        if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), n, t + 1, hd);
       });
     }
     {
@@ -86,7 +86,7 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
       for (int i = 0; i < n; ++i) keys += uint64_t(len_[slots[i] / W]);
       attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, n, smax, hd);
       exec_.pool->ParallelFor(tasks, [&](int task, int thread) {
-        const uint64_t t0 = prof && thread > 0 ? Profiler::Now() : 0;
+        const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
         float* scores = scores_ + size_t(task) * scores_stride;
         for (int ih = task; ih < n * H; ih += tasks) {
           const int i = ih / H, h = ih % H, b = slots[i] / W;
@@ -99,7 +99,7 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
           Attend(K, dq_ + size_t(i) * d + h * hd, ckl + first, cvl + first, d, nullptr, len_[b], hd, scaling, nullptr,
                  scores, ctx);
         }
-        if (t0) prof->Part(Op::kAttentionPart, l, thread, t0, Profiler::Now(), n, smax, hd);
+        if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), n, smax, hd);
       });
       if (l == align_layer) {
         // Mean over heads of the attention probabilities (recomputed serially, cheap); zero on the

@@ -51,7 +51,7 @@ Status Transformer::Encode(const int32_t* src_ids, const int* src_len, int nb, i
         // per (sentence, head): each query row over the sentence's own keys
         const int tasks = std::max(1, std::min(x.threads, nb * H));
         exec_.pool->ParallelFor(tasks, [&](int task, int thread) {
-          const uint64_t t0 = prof && thread > 0 ? Profiler::Now() : 0;
+          const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
           float* scores = scores_ + size_t(task) * scores_stride;
           for (int bh = task; bh < nb * H; bh += tasks) {
             const int b = bh / H, h = bh % H, n = src_len[b];
@@ -61,7 +61,7 @@ Status Transformer::Encode(const int32_t* src_ids, const int* src_len, int nb, i
               Attend(K, eq_ + row, ek_ + first, ev_ + first, d, nullptr, n, hd, scaling, nullptr, scores, ectx_ + row);
             }
           }
-          if (t0) prof->Part(Op::kAttentionPart, l, thread, t0, Profiler::Now(), rows, smax, hd);
+          if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), rows, smax, hd);
         });
       }
       {

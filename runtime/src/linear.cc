@@ -87,13 +87,13 @@ Status Linear::RunBlocks(const Exec& ex, const float* x, int m, const int32_t* b
   const int8_t* wq = static_cast<const int8_t*>(w.data);
   const int parts = ex.pool->parallel() ? std::min(ex.pool->threads() * 2, nblocks) : 1;
   ex.pool->ParallelFor(parts, [&](int p, int thread) {
-    const uint64_t t0 = ex.prof && thread > 0 ? Profiler::Now() : 0;
+    const uint64_t t0 = ex.prof && thread > 0 ? ex.prof->Now() : 0;
     const int i0 = int(int64_t(nblocks) * p / parts), i1 = int(int64_t(nblocks) * (p + 1) / parts);
     // the kernel's block-list GEMM (the same tiles over the listed blocks, in one call)
     if (i1 > i0)
       K.gemm_s8_blocked_gather(m, n, i1 - i0, blocks + i0, k, s.quantized, kp, s.quant_scales, wq, w.scales, bias_,
                                y + size_t(i0) * 8, ldy);
-    if (t0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, Profiler::Now(), m, ldy, k);
+    if (ex.prof && thread > 0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, ex.prof->Now(), m, ldy, k);
   });
   return Status::Ok();
 }
@@ -116,10 +116,10 @@ Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float*
       const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
       const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
       if (n1 <= n0) return;
-      const uint64_t t0 = ex.prof && thread > 0 ? Profiler::Now() : 0;
+      const uint64_t t0 = ex.prof && thread > 0 ? ex.prof->Now() : 0;
       K.gemm_s8_blocked(m, n1 - n0, k, s.quantized, kp, s.quant_scales, wq + size_t(b0) * kp * 8, w.scales + n0,
                         bias_ ? bias_ + n0 : nullptr, residual ? residual + n0 : nullptr, n, y + n0, n, act);
-      if (t0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, Profiler::Now(), m, n1 - n0, k);
+      if (ex.prof && thread > 0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, ex.prof->Now(), m, n1 - n0, k);
     });
     return Status::Ok();
   }

@@ -1,5 +1,7 @@
 #include "profiler.h"
 
+#include <algorithm>
+
 namespace mtlite {
 namespace detail {
 
@@ -65,6 +67,32 @@ size_t ProfileEventsFor(int encoder_layers, int decoder_layers, int max_target_t
   return 8 + encoder + size_t(max_target_tokens) * step;
 }
 
+Profiler::Clock Profiler::ProcessClock() {
+  static const Clock clock = kernels::TicksUsable() ? Clock::kTicks : Clock::kSteady;
+  return clock;
+}
+
+void Profiler::ReadClocks(uint64_t* steady_ns, uint64_t* ticks) const {
+  if (!ticks_) {
+    *steady_ns = *ticks = kernels::SteadyNs();
+    return;
+  }
+  // The pair whose two counter reads lie closest together: the steady reading between them is
+  // then matched to their midpoint within half that gap.
+  uint64_t best_gap = UINT64_MAX;
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t a = kernels::ReadTicks();
+    const uint64_t s = kernels::SteadyNs();
+    const uint64_t b = kernels::ReadTicks();
+    const uint64_t gap = b > a ? b - a : 0;
+    if (gap < best_gap) {
+      best_gap = gap;
+      *steady_ns = s;
+      *ticks = a + gap / 2;
+    }
+  }
+}
+
 void Profiler::Bind(ProfileEntry* entries, int layers, ProfileEvent* events, size_t capacity) {
   entries_ = entries;
   layers_ = layers;
@@ -72,7 +100,7 @@ void Profiler::Bind(ProfileEntry* entries, int layers, ProfileEvent* events, siz
   capacity_ = capacity;
 }
 
-void Profiler::Begin(int threads) {
+void Profiler::Begin(int threads, uint64_t steady_ns, uint64_t ticks) {
   const int per_op = layers_ + 1;
   for (int o = 0; o < int(Op::kNumOps); ++o)
     for (int l = 0; l < per_op; ++l) {
@@ -87,19 +115,32 @@ void Profiler::Begin(int threads) {
   dropped_.store(0, std::memory_order_relaxed);
   depth_ = 0;
   step_ = -1;
-  start_ = Now();
+  start_ = ticks;
+  start_steady_ = steady_ns;
   view_ = ProfileView();
   view_.threads = threads;
 }
 
-void Profiler::End(int sentences, int steps) {
+void Profiler::End(int sentences, int steps, uint64_t steady_ns, uint64_t ticks) {
   view_.entries = entries_;
   view_.num_entries = size_t(int(Op::kNumOps) * (layers_ + 1));
   view_.events = events_;
   const size_t n = next_event_.load(std::memory_order_acquire);
   view_.num_events = n < capacity_ ? n : capacity_;
   view_.dropped_events = dropped_.load(std::memory_order_relaxed);
-  view_.wall_ns = Now() - start_;
+  view_.wall_ns = steady_ns > start_steady_ ? steady_ns - start_steady_ : 0;
+  if (ticks_) {
+    // Counter units -> ns of the steady clock over this call. No tick elapsed (a coarse
+    // counter, a call shorter than one tick): every recorded difference is 0 as well.
+    const uint64_t d_ticks = Since(ticks);
+    const double scale = d_ticks > 0 ? double(view_.wall_ns) / double(d_ticks) : 0.0;
+    const auto ns = [scale](uint64_t t) { return uint64_t(double(t) * scale + 0.5); };
+    for (size_t i = 0; i < view_.num_entries; ++i) entries_[i].total_ns = ns(entries_[i].total_ns);
+    for (size_t i = 0; i < view_.num_events; ++i) {
+      events_[i].start_ns = ns(events_[i].start_ns);
+      events_[i].end_ns = ns(events_[i].end_ns);
+    }
+  }
   view_.sentences = sentences;
   view_.steps = steps;
 }
@@ -123,7 +164,7 @@ long Profiler::Open(Op op, int layer, int step, uint64_t t0) {
   e->lane = 0;
   e->depth = depth;
   e->step = step;
-  e->start_ns = t0 - start_;
+  e->start_ns = Since(t0);  // counter units until End()
   e->end_ns = e->start_ns;
   return long(e - events_);
 }
@@ -134,12 +175,12 @@ void Profiler::Close(long slot, Op op, int layer, uint64_t t0, uint64_t t1, uint
   const int l = layer < 0 ? 0 : layer + 1 <= layers_ ? layer + 1 : layers_;
   ProfileEntry& a = entries_[int(op) * (layers_ + 1) + l];
   ++a.calls;
-  a.total_ns += t1 - t0;
+  a.total_ns += t1 > t0 ? t1 - t0 : 0;  // counter units until End()
   a.bytes += bytes;
   a.macs += macs;
   if (slot < 0) return;
   ProfileEvent& e = events_[slot];
-  e.end_ns = t1 - start_;
+  e.end_ns = std::max(Since(t1), e.start_ns);
   e.bytes = bytes;
   e.macs = macs;
   e.m = m;
@@ -147,10 +188,10 @@ void Profiler::Close(long slot, Op op, int layer, uint64_t t0, uint64_t t1, uint
   e.k = k;
 }
 
-void Profiler::Add(Op op, uint64_t ns, uint64_t calls) {
+void Profiler::Add(Op op, uint64_t ticks, uint64_t calls) {
   ProfileEntry& a = entries_[int(op) * (layers_ + 1)];
   a.calls += calls;
-  a.total_ns += ns;
+  a.total_ns += ticks;
 }
 
 void Profiler::Part(Op op, int layer, int lane, uint64_t t0, uint64_t t1, int m, int n, int k) {
@@ -162,8 +203,8 @@ void Profiler::Part(Op op, int layer, int lane, uint64_t t0, uint64_t t1, int m,
   e->lane = lane;
   e->depth = 0;
   e->step = step_;
-  e->start_ns = t0 - start_;
-  e->end_ns = t1 - start_;
+  e->start_ns = Since(t0);
+  e->end_ns = std::max(Since(t1), e->start_ns);
   e->m = m;
   e->n = n;
   e->k = k;

@@ -23,9 +23,9 @@ struct SubTimer {
   Profiler* prof;
   Op op;
   uint64_t t0;
-  SubTimer(Profiler* p, Op o) : prof(p), op(o), t0(p ? Profiler::Now() : 0) {}
+  SubTimer(Profiler* p, Op o) : prof(p), op(o), t0(p ? p->Now() : 0) {}
   ~SubTimer() {
-    if (prof) prof->Add(op, Profiler::Now() - t0, 1);
+    if (prof) prof->Add(op, prof->Now() - t0, 1);
   }
 };
 

@@ -154,7 +154,9 @@ Status TranslatorImpl::Run(const std::string_view* texts, const int32_t* const* 
   if (!opt.profile) return RunImpl(texts, ids, lens, n, opt, out);
   if (!lim.profiling)
     return Err(StatusCode::kInvalidArgument, "profile requested but TranslatorLimits.profiling is false");
-  prof_.Begin(x_.threads);
+  uint64_t steady_ns = 0, ticks = 0;
+  prof_.ReadClocks(&steady_ns, &ticks);
+  prof_.Begin(x_.threads, steady_ns, ticks);
   exec_.prof = &prof_;
   net_.set_exec(exec_);
   Status s;
@@ -164,7 +166,8 @@ Status TranslatorImpl::Run(const std::string_view* texts, const int32_t* const* 
   }
   exec_.prof = nullptr;
   net_.set_exec(exec_);
-  prof_.End(int(n), steps_);
+  prof_.ReadClocks(&steady_ns, &ticks);
+  prof_.End(int(n), steps_, steady_ns, ticks);
   profiled_ = s.ok();
   return s;
 }

@@ -13,7 +13,12 @@ off, at batch 1 greedy (the defaults). Exit 1 when a target is missed, so run it
 machine (the 1-minute load is printed before every run).
 
   /usr/bin/python3 bench/profile_overhead.py [--build build] [--baseline DIR] [--reps 7]
-      [--lines 300] [--input FILE] [--model FILE] [--beam 1] [--batch 1] [--threads 1]
+      [--lines 300] [--input FILE] [--model FILE] [--beam 1] [--batch 1] [--threads 1] [--cpu N]
+
+--cpu: every run is pinned to CPU N (default: the first CPU this process may use; -1: no pinning).
+The cores of a virtual machine need not be equally fast: on the 2-core machine these figures
+come from, one vCPU ran the same translation 1.28x slower than the other at the same time, so
+unpinned runs land in two clusters and the medians compare the scheduler's choices.
 
 --baseline: a build directory of the previous release holding bench/e2e_bench. Without it, the
 script makes one: `git worktree add --detach` of e0a6ba1 under --work (default
@@ -50,11 +55,12 @@ def make_baseline(work, jobs):
     return build
 
 
-def run_once(binary, args, profile, out_dir, tag):
+def run_once(binary, args, profile, out_dir, tag, cpu):
     out = os.path.join(out_dir, tag + ".txt")
     ids = os.path.join(out_dir, tag + ".ids")
     cmd = [binary] + args + ["--output", out, "--ids-output", ids] + (["--profile"] if profile else [])
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu >= 0 else None
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=pin)
     if p.returncode != 0:
         sys.exit(f"profile_overhead: `{' '.join(cmd)}` failed ({p.returncode}):\n{p.stderr.decode()[-2000:]}")
     rep = json.loads(p.stdout)
@@ -76,8 +82,13 @@ def main():
     ap.add_argument("--beam", type=int, default=1)
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--cpu", type=int, help="pin every run to this CPU (default: the first allowed; -1: none)")
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args()
+    if a.cpu is None:
+        a.cpu = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else -1
+    if a.threads > 1 and a.cpu >= 0:
+        sys.exit("profile_overhead: --threads > 1 needs --cpu -1 (no pinning)")
 
     this = os.path.join(a.build, "bench", "e2e_bench")
     if not os.access(this, os.X_OK):
@@ -105,7 +116,7 @@ def main():
         order = variants[r % 3:] + variants[:r % 3]
         for name, binary, profile in order:
             loads.append(os.getloadavg()[0])
-            rep = run_once(binary, args, profile, tmp.name, f"{name}.{r}")
+            rep = run_once(binary, args, profile, tmp.name, f"{name}.{r}", a.cpu)
             times[name].append(rep["total_s"])
             ids.setdefault(name, rep["ids"])
             if rep.get("profile", False) != profile:
@@ -121,7 +132,8 @@ def main():
     same = ids["baseline"] == ids["off"] == ids["on"]
     ok = off_ratio <= TARGET_OFF and on_ratio <= TARGET_ON
     print(f"profiler overhead: {os.path.basename(model)}, {a.lines or 'all'} lines, beam {a.beam}, batch {a.batch}, "
-          f"{a.threads} thread(s), {a.reps} interleaved repetitions, load {min(loads):.2f}-{max(loads):.2f}")
+          f"{a.threads} thread(s), {a.reps} interleaved repetitions, "
+          f"{'pinned to CPU ' + str(a.cpu) if a.cpu >= 0 else 'not pinned'}, load {min(loads):.2f}-{max(loads):.2f}")
     print("| variant | median s | runs (s) |")
     print("|---|---|---|")
     for n, _, _ in variants:

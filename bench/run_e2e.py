@@ -123,12 +123,14 @@ def load1():
     return round(os.getloadavg()[0], 2)
 
 
-def run_child(cmd, env, timeout, log_path):
-    """Runs cmd with stdout/stderr to files; returns (exit code, stdout text, rusage, wall s)."""
+def run_child(cmd, env, timeout, log_path, cpu=None):
+    """Runs cmd with stdout/stderr to files; returns (exit code, stdout text, rusage, wall s).
+    cpu: pin the child to this CPU (None: the scheduler's choice)."""
     out_path = log_path + ".out"
     with open(out_path, "wb") as out, open(log_path + ".err", "wb") as err:
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
+        pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT, preexec_fn=pin)
         deadline = t0 + timeout
         try:
             while True:

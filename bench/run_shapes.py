@@ -123,6 +123,10 @@ def parse_args(argv):
                     help="extra e2e_bench arguments that turn this build's shortlist on; adds the engine "
                          "mtlite-shortlist ({ckpt} = the shape's checkpoint dir, {shape} = its name)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per engine run")
+    ap.add_argument("--cpu", type=int, default=None,
+                    help="1-thread runs and the machine measurements are pinned to this CPU (default: the "
+                         "first this process may use; -1: no pinning). The vCPUs of a virtual machine need not "
+                         "be equally fast at the same moment (1.28x apart on the 2-core test machine)")
     ap.add_argument("--work-dir", default=os.path.join(ROOT, "build-shapes"))
     ap.add_argument("--out-dir", default=None, help="default bench/results/shapes (smoke: .../smoke)")
     ap.add_argument("--resume", action="store_true",
@@ -151,6 +155,9 @@ def parse_args(argv):
     for k in SHAPES:
         a.torch_sentences.setdefault(k, 8)
     a.torch_lengths = (a.max_length, 1) if a.torch_steps else (a.max_length,)
+    if a.cpu is None:
+        a.cpu = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else -1
+    a.pin_cpu = a.cpu if a.cpu >= 0 else None
     return a
 
 
@@ -355,12 +362,16 @@ def source_tokens(ckpt, lines):
 # ----------------------------------------------------------------------------- machine
 
 
+def pin_to(cpu):
+    return (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+
+
 def measure_machine(a, exes, model):
     """Single-core streaming-read bandwidth (1 GiB) and the dispatched table's int8 GEMM peak."""
     m = {"load1": run_e2e.load1()}
     rc, out, _, _ = run_e2e.run_child([exes["e2e_bench"], "-m", model, "--roofline", "--bw-mib", "1024",
                                        "--bw-reps", "3" if a.smoke else "5"], run_e2e.child_env(1), 600,
-                                      os.path.join(a.runs_dir, f"roofline.{time.time():.0f}"))
+                                      os.path.join(a.runs_dir, f"roofline.{time.time():.0f}"), a.pin_cpu)
     try:
         rf = json.loads(out)
         m["read_gbs"] = rf["read_bandwidth_gbs"]
@@ -381,7 +392,7 @@ def measure_machine(a, exes, model):
     regex = "^(" + "|".join(want + bw[-1:]) + ")$"
     r = subprocess.run([exes["gemm_bench"], f"--benchmark_filter={regex}", "--benchmark_format=json",
                         "--benchmark_min_time=" + ("0.05" if a.smoke else "0.2")], capture_output=True, text=True,
-                       timeout=600)
+                       timeout=600, preexec_fn=pin_to(a.pin_cpu))
     try:
         js = json.loads(r.stdout)
     except ValueError:
@@ -505,7 +516,8 @@ def do_job(a, job, cmd, outs):
     """Runs one engine process; returns one record per (batch, beam) of the job."""
     log_base = os.path.join(a.runs_dir, job.tag())
     l1 = run_e2e.load1()
-    rc, stdout, ru, wall = run_e2e.run_child(cmd, run_e2e.child_env(job.threads), a.timeout, log_base)
+    cpu = a.pin_cpu if job.threads == 1 else None
+    rc, stdout, ru, wall = run_e2e.run_child(cmd, run_e2e.child_env(job.threads), a.timeout, log_base, cpu)
     try:  # e2e_bench: one (pretty-printed) object; torch_marian.py --configs: one object per line
         results = [json.loads(stdout)]
     except ValueError:
@@ -709,7 +721,8 @@ def write_markdown(a, meta, shapes_info, rows, chk, crit, path):
              + (f" (uncommitted: {', '.join(meta['dirty_sources'])})" if meta.get("dirty_sources") else "")
              + f"; turn 1 = {meta.get('baseline_rev', '–')}; torch {meta.get('torch', '?')}. "
              f"{a.reps} repetition(s), medians; load average (1 min) {meta['load1_start']} at start, "
-             f"{meta.get('load1_end')} at the end; {meta.get('elapsed_s', 0) / 60:.1f} min"
+             f"{meta.get('load1_end')} at the end; {meta.get('elapsed_s', 0) / 60:.1f} min; "
+             + (f"1-thread runs pinned to CPU {a.pin_cpu}" if a.pin_cpu is not None else "not pinned")
              + (f" (resumed: {meta['resumed_runs']} measurements from an earlier invocation)"
                 if meta.get("resumed_runs") else "") + ".\n")
     L.append(f"Input: the first {a.sentences} lines of `{os.path.relpath(a.input, ROOT)}`; PyTorch: the first "

@@ -17,6 +17,7 @@
 //   target_tokens      generated target tokens of the returned best hypotheses, incl. </s>
 //   sentences_per_s, target_tokens_per_s   (from total_s)
 //   ru_maxrss_kb, vm_hwm_kb   peak RSS of this process (getrusage, /proc/self/status)
+//   code_rss_kb              resident KiB of the executable and shared libraries (in the RSS)
 //   arena_bytes, model_file_bytes, load_s, create_s, deterministic (all repetitions gave the
 //   same text)
 // Translations (text, one line per input line) of the last repetition go to --output;
@@ -281,7 +282,8 @@ int main(int argc, char** argv) {
   w.Key("latency_max_ms").Fixed(*std::max_element(latencies.begin(), latencies.end()) * 1e3, 4);
   w.Key("load_s").Fixed(load_s, 6).Key("create_s").Fixed(create_s, 6).Key("arena_bytes").Uint(translator.arena_bytes());
   w.Key("model_file_bytes").Uint(model.value()->file_size()).Key("rss_after_create_kb").Int(rss_after_create_kb);
-  w.Key("ru_maxrss_kb").Int(mtlite::cli::MaxRssKb()).Key("vm_hwm_kb").Int(mtlite::cli::ProcStatusKb("VmHWM")).Key("deterministic").Bool(deterministic);
+  w.Key("ru_maxrss_kb").Int(mtlite::cli::MaxRssKb()).Key("vm_hwm_kb").Int(mtlite::cli::ProcStatusKb("VmHWM"));
+  w.Key("code_rss_kb").Int(mtlite::cli::CodeRssKb()).Key("deterministic").Bool(deterministic);
   std::printf("%s\n", w.EndObject().str().c_str());
   return deterministic ? 0 : 3;
 }

@@ -1,6 +1,7 @@
 #include "measure.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -60,6 +61,38 @@ long ProcStatusKb(const char* key) {
       kb = std::strtol(line + n + 1, nullptr, 10);
       break;
     }
+  }
+  std::fclose(f);
+  return kb;
+}
+
+long CodeRssKb() {
+  char exe[4096];
+  const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len <= 0) return -1;
+  exe[len] = '\0';
+  std::FILE* f = std::fopen("/proc/self/smaps", "r");
+  if (!f) return -1;
+  char line[4352];
+  long kb = 0;
+  bool code = false;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, "Rss:", 4) == 0) {
+      if (code) kb += std::strtol(line + 4, nullptr, 10);
+      continue;
+    }
+    // a mapping header: "start-end perms offset dev inode [path]"
+    const char* dash = std::strchr(line, '-');
+    const char* space = std::strchr(line, ' ');
+    if (!dash || !space || dash > space) continue;
+    const char* path = std::strchr(line, '/');
+    if (!path) {
+      code = false;
+      continue;
+    }
+    std::string p(path);
+    while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
+    code = p == exe || p.find(".so") != std::string::npos;
   }
   std::fclose(f);
   return kb;

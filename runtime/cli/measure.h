@@ -18,6 +18,11 @@ double Percentile(std::vector<double> v, double p);
 long MaxRssKb();
 // A "Key:  N kB" line of /proc/self/status (e.g. "VmHWM", "VmRSS") in KiB; -1 if unknown.
 long ProcStatusKb(const char* key);
+// Resident KiB of the program's own code: the mappings of the executable and of the shared
+// libraries (/proc/self/smaps: file mappings whose name contains ".so" or is the executable).
+// Counted in RSS, shared with every other process using those files, and the same whatever the
+// model; -1 if unknown.
+long CodeRssKb();
 
 // One plain streaming read of the 64-bit words p[0, n) (n a multiple of 32), the widest vector
 // loads the CPU has, four independent accumulators: the probe ReadBandwidthGBs times, for

@@ -362,6 +362,14 @@ def source_tokens(ckpt, lines):
 # ----------------------------------------------------------------------------- machine
 
 
+def repo_path(v):
+    """A path argument as the report shows it: relative inside the repository, not shown outside."""
+    if isinstance(v, str) and os.path.isabs(v):
+        rel = os.path.relpath(v, ROOT)
+        return "(outside the repository)" if rel.startswith("..") else rel
+    return v
+
+
 def pin_to(cpu):
     return (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
 
@@ -968,7 +976,7 @@ def main(argv):
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": run_e2e.cpu_name(),
             "cpus": os.cpu_count(), "vnni": "avx512_vnni" in flags, "avx_vnni": "avx_vnni" in flags,
             "git": run_e2e.git_rev(), "dirty_sources": run_e2e.git_dirty_sources(), "baseline_rev": base_rev,
-            "load1_start": run_e2e.load1(), "args": {k: v for k, v in vars(a).items()}}
+            "load1_start": run_e2e.load1(), "args": {k: repo_path(v) for k, v in vars(a).items()}}
     try:
         meta["torch"] = subprocess.run([PY, "-c", "import torch; print(torch.__version__)"], capture_output=True,
                                        text=True, timeout=120).stdout.strip()

@@ -112,6 +112,10 @@ inline __m512i ActBroadcast(const int8_t* p) {
 // The last group of an odd count: its 4 bytes, and zeros for the missing group (nothing is read
 // past the row; the odd lanes of the XORed weights hold 0x80 and meet these zeros).
 inline __m512i ActLastBroadcast(const int8_t* p) { return _mm512_set1_epi64(int64_t(uint32_t(Load4(p)))); }
+// Weights of pair p at w (or the last group alone): row-major pairs, as u = w + 128.
+inline __m512i RowPairWeights(const int8_t* w, bool last, __m512i idx, __m512i x80) {
+  return _mm512_xor_si512(_mm512_permutexvar_epi32(idx, last ? WeightLast(w) : WeightPair(w)), x80);
+}
 // lane 2r + lane 2r+1 (mod 2^32) -> dword r
 inline __m256i FoldPairs(__m512i v) { return _mm512_cvtepi64_epi32(_mm512_add_epi32(v, _mm512_srli_epi64(v, 32))); }
 
@@ -146,8 +150,8 @@ inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, con
   for (; p + 2 <= pairs; p += 2) {
 
 
-    const __m512i w0 = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightPair(w + size_t(p) * 64)), x80);
-    const __m512i w1 = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightPair(w + size_t(p) * 64 + 64)), x80);
+    const __m512i w0 = RowPairWeights(w + size_t(p) * 64, false, idx, x80);
+    const __m512i w1 = RowPairWeights(w + size_t(p) * 64 + 64, false, idx, x80);
 #pragma GCC unroll 4
     for (int i = 0; i < MR; ++i) {
       const int8_t* ap = a + size_t(i) * lda + size_t(p) * 8;
@@ -156,13 +160,13 @@ inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, con
     }
   }
   if (p < pairs) {
-    const __m512i w0 = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightPair(w + size_t(p) * 64)), x80);
+    const __m512i w0 = RowPairWeights(w + size_t(p) * 64, false, idx, x80);
 #pragma GCC unroll 4
     for (int i = 0; i < MR; ++i)
       s0[i] = _mm512_dpbusd_epi32(s0[i], w0, ActBroadcast(a + size_t(i) * lda + size_t(p) * 8));
   }
   if (kg & 1) {
-    const __m512i w0 = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightLast(w + size_t(pairs) * 64)), x80);
+    const __m512i w0 = RowPairWeights(w + size_t(pairs) * 64, true, idx, x80);
 #pragma GCC unroll 4
     for (int i = 0; i < MR; ++i) s1[i] = _mm512_dpbusd_epi32(s1[i], w0, ActLastBroadcast(a + size_t(i) * lda + size_t(pairs) * 8));
   }
@@ -183,31 +187,22 @@ inline void TileZmm(int kg, const int8_t* a, int lda, const int8_t* const* w, co
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) s[i][j] = _mm512_setzero_si512();
-  auto step = [&](const __m512i (&wv)[NR], const __m512i (&av)[MR]) __attribute__((always_inline)) {
+  // one step over k pair p, or over the last group alone (odd kg)
+  auto step = [&](int p, bool last) __attribute__((always_inline)) {
+    __m512i wv[NR];
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) wv[j] = RowPairWeights(w[j] + size_t(p) * 64, last, idx, x80);
 #pragma GCC unroll 8
-      for (int j = 0; j < NR; ++j) s[i][j] = _mm512_dpbusd_epi32(s[i][j], wv[j], av[i]);
+    for (int i = 0; i < MR; ++i) {
+      const int8_t* ap = a + size_t(i) * lda + size_t(p) * 8;
+      const __m512i av = last ? ActLastBroadcast(ap) : ActBroadcast(ap);
+#pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) s[i][j] = _mm512_dpbusd_epi32(s[i][j], wv[j], av);
+    }
   };
   const int pairs = kg / 2;
-  for (int p = 0; p < pairs; ++p) {
-    __m512i wv[NR], av[MR];
-#pragma GCC unroll 8
-    for (int j = 0; j < NR; ++j)
-      wv[j] = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightPair(w[j] + size_t(p) * 64)), x80);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) av[i] = ActBroadcast(a + size_t(i) * lda + size_t(p) * 8);
-    step(wv, av);
-  }
-  if (kg & 1) {
-    __m512i wv[NR], av[MR];
-#pragma GCC unroll 8
-    for (int j = 0; j < NR; ++j)
-      wv[j] = _mm512_xor_si512(_mm512_permutexvar_epi32(idx, WeightLast(w[j] + size_t(pairs) * 64)), x80);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) av[i] = ActLastBroadcast(a + size_t(i) * lda + size_t(pairs) * 8);
-    step(wv, av);
-  }
+  for (int p = 0; p < pairs; ++p) step(p, false);
+  if (kg & 1) step(pairs, true);
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     const __m256i t = _mm256_set1_epi32(terms.t[i]);

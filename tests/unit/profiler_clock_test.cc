@@ -177,8 +177,11 @@ TEST(ProfilerClock, SteadyModeRecordsNs) {
 // Real clocks: a span around a ~2 ms wait reports the wait measured by the steady clock inside
 // it (within Tolerance()), with either clock; the structure is the
 // same whichever clock records it. The waits are compared with what was measured, not with
-// their targets: a preemption of this thread lengthens both.
-void CheckRealSpans(Profiler::Clock clock, std::vector<ProfileEvent>* out) {
+// their targets: a preemption of this thread lengthens both. Returns whether the children
+// cover their parent and the root the call (98 % / 97 %, up to kSlackNs): a preemption, or
+// under qemu the first translation of code, in the few instructions between two spans makes
+// that false, so callers retry it (RealSpansCover).
+bool CheckRealSpans(Profiler::Clock clock, std::vector<ProfileEvent>* out) {
   Bound b(clock);
   uint64_t s = 0, t = 0;
   b.p.ReadClocks(&s, &t);
@@ -201,7 +204,8 @@ void CheckRealSpans(Profiler::Clock clock, std::vector<ProfileEvent>* out) {
   b.p.ReadClocks(&s, &t);
   b.p.End(1, 1, s, t);
   const ProfileView& v = b.p.view();
-  ASSERT_EQ(v.num_events, 5u);
+  EXPECT_EQ(v.num_events, 5u);
+  if (v.num_events != 5u) return true;  // reported above; no coverage to judge
   const ProfileEvent* e = v.events;
   // translate, encoder, encoder.layer 0, encoder.layer 1, search
   const char* ops[] = {"translate", "encoder", "encoder.layer", "encoder.layer", "search"};
@@ -225,27 +229,36 @@ void CheckRealSpans(Profiler::Clock clock, std::vector<ProfileEvent>* out) {
   EXPECT_LE(e[4].end_ns, e[0].end_ns);
   const uint64_t children = Duration(e[2]) + Duration(e[3]);
   EXPECT_LE(children, Duration(e[1]));
-  EXPECT_GE(double(children), 0.98 * double(Duration(e[1])) - kSlackNs);
   EXPECT_LE(Duration(e[0]), v.wall_ns + 1);
-  EXPECT_GE(double(Duration(e[0])), 0.97 * double(v.wall_ns) - kSlackNs);
   // aggregate = trace, up to rounding (an event's ends are converted apart, a total at once)
   EXPECT_NEAR(double(b.Entry(Op::kTranslate).total_ns), double(Duration(e[0])), 1.0);
   EXPECT_NEAR(double(b.Entry(Op::kEncoder).total_ns), double(Duration(e[1])), 1.0);
   out->assign(e, e + v.num_events);
+  return double(children) >= 0.98 * double(Duration(e[1])) - kSlackNs &&
+         double(Duration(e[0])) >= 0.97 * double(v.wall_ns) - kSlackNs;
+}
+
+// CheckRealSpans until the coverage holds once (at most 3 runs); the other checks hold every run.
+bool RealSpansCover(Profiler::Clock clock, std::vector<ProfileEvent>* out) {
+  for (int attempt = 0; attempt < 3; ++attempt)
+    if (CheckRealSpans(clock, out)) return true;
+  return false;
 }
 
 TEST(ProfilerClock, TickSpansAgreeWithSteadyClock) {
   if (!kernels::TicksUsable())
     GTEST_SKIP() << "no usable tick counter here (or MTLITE_PROFILE_CLOCK=steady): the steady test covers this";
   std::vector<ProfileEvent> events;
-  CheckRealSpans(Profiler::Clock::kTicks, &events);
+  EXPECT_TRUE(RealSpansCover(Profiler::Clock::kTicks, &events))
+      << "children < 98 % of their parent or the root < 97 % of the call, in 3 runs";
 }
 
 TEST(ProfilerClock, SteadySpansGiveSameStructure) {
   std::vector<ProfileEvent> steady, ticks;
-  CheckRealSpans(Profiler::Clock::kSteady, &steady);
+  EXPECT_TRUE(RealSpansCover(Profiler::Clock::kSteady, &steady))
+      << "children < 98 % of their parent or the root < 97 % of the call, in 3 runs";
   if (!kernels::TicksUsable()) return;  // compared with the ticks run where there is one
-  CheckRealSpans(Profiler::Clock::kTicks, &ticks);
+  EXPECT_TRUE(RealSpansCover(Profiler::Clock::kTicks, &ticks));
   ASSERT_EQ(steady.size(), ticks.size());
   for (size_t i = 0; i < steady.size(); ++i) {
     EXPECT_STREQ(steady[i].op, ticks[i].op);

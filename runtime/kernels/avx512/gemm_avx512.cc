@@ -123,7 +123,7 @@ inline __m256i FoldPairs(__m512i v) { return _mm512_cvtepi64_epi32(_mm512_add_ep
 struct RowTerms {
   int32_t t[4];
 };
-inline RowTerms StreamRowTerms(int mr, int kg, const int8_t* a, int lda) {
+inline RowTerms RowSumTerms(int mr, int kg, const int8_t* a, int lda) {
   RowTerms r{};
   const size_t kp = size_t(kg) * 4;
   const __m512i x80 = Bytes80();
@@ -148,8 +148,6 @@ inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, con
   const int pairs = kg / 2;
   int p = 0;
   for (; p + 2 <= pairs; p += 2) {
-
-
     const __m512i w0 = RowPairWeights(w + size_t(p) * 64, false, idx, x80);
     const __m512i w1 = RowPairWeights(w + size_t(p) * 64 + 64, false, idx, x80);
 #pragma GCC unroll 4
@@ -223,7 +221,7 @@ struct GemmK : avx2::GemmCommon {
   static constexpr size_t kStreamRowsBytes = 1;  // every size (see the top of the file)
   static bool Prefetch(int, int, size_t) { return false; }
   using PanelState = RowTerms;
-  static RowTerms PanelPrepare(int mr, int kg, const int8_t* a, int lda) { return StreamRowTerms(mr, kg, a, lda); }
+  static RowTerms PanelPrepare(int mr, int kg, const int8_t* a, int lda) { return RowSumTerms(mr, kg, a, lda); }
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
                    const RowTerms& terms, Acc (&acc)[MR][NR]) {

@@ -25,7 +25,9 @@ struct SubTimer {
   uint64_t t0;
   SubTimer(Profiler* p, Op o) : prof(p), op(o), t0(p ? p->Now() : 0) {}
   ~SubTimer() {
-    if (prof) prof->Add(op, prof->Now() - t0, 1);
+    if (!prof) return;
+    const uint64_t t1 = prof->Now();
+    prof->Add(op, t1 > t0 ? t1 - t0 : 0, 1);  // 0, not a wrapped difference, as Close() does
   }
 };
 

@@ -10,7 +10,10 @@
 //   We feed it u = |w| (as u8, 0..128) and s = a * sign(w) (vpsignb; |a| <= 127, so no
 //   overflow), so u * s = a * w and a pair sum is at most 2 * 128 * 127 = 32512 < 32767:
 //   never saturates. vpmaddwd with ones widens pairs to int32. Accumulation is exact int32.
-// Kernels: GemvBlock for m == 1; for m > 1, tiles of up to 4 rows x 2 blocks of 8 outputs over
+// Kernels: GemvBlock for m == 1; for m = 2..4, one block at a time for all rows (StreamTile:
+// the weights are read once, as one sequential stream, which the prefetchers serve far better
+// than a tile's two concurrent block streams: gemm_bench m 4 from DRAM 18 vs 15.5 GB/s, and
+// never slower in cache); for m > 4, tiles of up to 4 rows x 2 blocks of 8 outputs over
 // all of K, in GCC inline assembly on x86-64 (KernelX2Asm: no accumulator spills and a
 // stage-by-stage instruction order; +5-11% over the intrinsics version at m = 4..64 in
 // gemm_bench on Zen3), with the intrinsics tile as the fallback and for a last odd block. Both
@@ -171,12 +174,11 @@ struct GemmK : GemmCommon {
   // in 4-row x 2-block tiles; within a chunk, each 4-row panel of C is written contiguously.
   static constexpr size_t kChunkBytes = size_t(128) << 10;
   static constexpr int kGemvNR = 1;
-  static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 0;
-  // m <= 4 reads every weight once, in one row panel: when the weights do not fit in L2
-  // (512 KiB here; e.g. the 8001-word output projection for 4 beams) the tiles prefetch the
-  // next tile's blocks (+4% at n 8001 k 256). With several panels the chunk is re-read from
-  // L2 and the prefetches only cost (-3% at m 16), so they are off.
-  static bool Prefetch(int m, int nb, size_t bs) { return m <= 4 && size_t(nb) * bs > (size_t(512) << 10); }
+  // m = 2..4 (one row panel) always runs StreamTile (kStreamRowsBytes = 1 byte: any size).
+  static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 1;
+  // Tiles run only for m > 4, where each chunk is re-read from L2 by several row panels and
+  // prefetching the next tile's blocks only costs (-3% at m 16).
+  static bool Prefetch(int, int, size_t) { return false; }
 
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const* next,
@@ -192,6 +194,13 @@ struct GemmK : GemmCommon {
     }
 #endif
     TileSign<MaddDot, MR, NR>(kg, a, lda, w, acc);
+  }
+  template <int MR>
+  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const PanelState&, Acc (&acc)[MR]) {
+    Acc t[MR][1];
+    TileSign<MaddDot, MR, 1>(kg, a, lda, &w, t);
+#pragma GCC unroll 4
+    for (int i = 0; i < MR; ++i) acc[i] = t[i][0];
   }
   template <int G>
   static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool,

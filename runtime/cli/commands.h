@@ -110,7 +110,7 @@ struct ProfileArgs : TranslationArgs {
   std::string input, trace, json;
   std::vector<std::string> texts;
   int repeat = 1;
-  bool layers = false, roofline = false, quiet = false;
+  bool layers = false, roofline = false, quiet = false, shortlist = false;
   int roofline_mib = 256;
 };
 ParseResult ParseProfileArgs(int argc, const char* const* argv, ProfileArgs* out);

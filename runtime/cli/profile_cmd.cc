@@ -1,5 +1,5 @@
 // mtlite profile -m MODEL [--input FILE | TEXT ...] [--beam --batch --threads --max-length]
-//                [--repeat N] [--trace FILE] [--json FILE] [--layers] [--roofline]
+//                [--repeat N] [--trace FILE] [--json FILE] [--layers] [--roofline] [--shortlist]
 // Translates the input with profiling on (TranslateOptions::profile) and reports where the time
 // goes: a table per op kind and per layer (calls, time, share, bytes read, GB/s, GOPS), time per
 // component, latency percentiles, time to first token, ms per decoder step, tokens/s and memory;
@@ -338,8 +338,9 @@ void PrintText(const ProfileArgs& a, const Model& model, const Measured& m, cons
   const ModelConfig& c = model.config();
   std::printf("mtlite profile: %s (%s, %zu bytes), kernels %s\n", a.model.c_str(), layout::DTypeName(c.weight_type),
               m.file_bytes, m.roof.kernels.c_str());
-  std::printf("beam %d, batch %d, %d thread%s, max length %d; %zu sentences x %d pass%s", a.beam, a.batch, a.threads,
-              a.threads == 1 ? "" : "s", a.max_length, m.sentences, m.passes, m.passes == 1 ? "" : "es");
+  std::printf("beam %d, batch %d, %d thread%s, max length %d%s; %zu sentences x %d pass%s", a.beam, a.batch,
+              a.threads, a.threads == 1 ? "" : "s", a.max_length, a.shortlist ? ", shortlist" : "", m.sentences,
+              m.passes, m.passes == 1 ? "" : "es");
   if (m.warmup_passes) std::printf(" (pass 1: warm-up, %.1f ms, excluded)", m.warmup_ms);
   std::printf("; %zu calls measured%s\n\n", m.calls.size(), m.skipped_blank ? " (blank lines skipped)" : "");
 
@@ -426,7 +427,7 @@ std::string ReportJson(const ProfileArgs& a, const Model& model, const Measured&
   w.EndObject();
   w.Key("config").BeginObject(JsonWriter::kInline).Key("beam").Int(a.beam).Key("batch").Int(a.batch);
   w.Key("threads").Int(a.threads).Key("max_length").Int(a.max_length).Key("repeat").Int(a.repeat);
-  w.Key("warmup_passes").Int(m.warmup_passes).Key("kernels").String(m.roof.kernels).EndObject();
+  w.Key("shortlist").Bool(a.shortlist).Key("warmup_passes").Int(m.warmup_passes).Key("kernels").String(m.roof.kernels).EndObject();
   w.Key("input").BeginObject(JsonWriter::kInline).Key("sentences").Uint(m.sentences);
   w.Key("blank_lines_skipped").Uint(m.skipped_blank).Key("calls").Uint(m.calls.size());
   w.Key("warmup_ms").Fixed(m.warmup_ms, 3).EndObject();
@@ -554,6 +555,9 @@ ParseResult ParseProfileArgs(int argc, const char* const* argv, ProfileArgs* a) 
         "passes over the input; with N > 1 the first pass is a warm-up and is excluded from every number");
   p.String("--trace", "FILE", &a->trace, "write a Chrome Trace Event Format JSON trace of the measured calls");
   p.String("--json", "FILE", &a->json, "write the report as JSON ('-': to stdout instead of the tables)");
+  p.Flag("--shortlist", &a->shortlist,
+         "restrict the output vocabulary to the batch's candidates (the model's shortlist section, made by "
+         "`mtlite shortlist`)");
   p.Flag("--layers", &a->layers, "list every op of every layer under the layer table");
   p.Flag("--roofline", &a->roofline,
          "measure this host's single-thread read bandwidth and int8 GEMM speed (the kernel table's, m=64)");
@@ -592,6 +596,8 @@ int ProfileMain(int argc, char** argv) {
   auto model = Model::Load(a.model);
   if (!model.ok()) return Fail(a.model + ": " + model.status().ToString());
   const Model& md = *model.value();
+  if (a.shortlist && !md.has_shortlist())
+    return Fail(a.model + " has no shortlist section (add one with `mtlite shortlist`)");
   TranslatorLimits lim = TranslationLimits(a, md.config());
   lim.max_input_bytes = int(std::min<size_t>(max_bytes, size_t(1) << 24));
   auto unprofiled = Translator::ArenaBytes(md, lim);
@@ -611,6 +617,7 @@ int ProfileMain(int argc, char** argv) {
   opt.beam_size = a.beam;
   opt.max_length = lim.max_target_tokens;
   opt.profile = true;
+  opt.use_shortlist = a.shortlist;
   m.passes = a.repeat;
   m.warmup_passes = a.repeat > 1 ? 1 : 0;
   std::map<std::string, std::string> category;  // op -> component, for the trace

@@ -147,6 +147,30 @@ class ProfileCliTest(unittest.TestCase):
         self.assertEqual(rep["input"]["sentences"], 1)
         self.assertEqual(rep["roofline"], None)
 
+    def test_shortlist(self):
+        # --shortlist profiles the restricted output projection: fewer weight bytes per step than the
+        # whole matrix; a model without the section is a clear error.
+        sl = os.path.join(self.dir, "sl.mtlite")
+        data = os.path.join(ROOT, "tests", "data", "shortlist")
+        run([self.bin, "shortlist", "-m", self.model, "--source", os.path.join(data, "train.en"),
+             "--target", os.path.join(data, "train.de"), "-o", sl])
+        reports = {}
+        for flag in ([], ["--shortlist"]):
+            out, _ = run([self.bin, "profile", "-m", sl, "--input", self.input, "--json", "-"] + flag)
+            r = json.loads(out)
+            self.assertEqual(r["config"]["shortlist"], bool(flag))
+            reports[bool(flag)] = r
+        cfg = reports[True]["model"]
+        full = {o["op"]: o for o in reports[False]["ops"]}["output_projection"]
+        short = {o["op"]: o for o in reports[True]["ops"]}["output_projection"]
+        self.assertGreaterEqual(full["bytes"], full["calls"] * cfg["d_model"] * cfg["target_vocab"])
+        self.assertLess(short["bytes"], short["calls"] * cfg["d_model"] * cfg["target_vocab"] // 2)
+        self.assertGreater(short["bytes"], 0)
+        out, _ = run([self.bin, "profile", "-m", sl, "--shortlist", "A dog runs."])
+        self.assertIn(", shortlist;", out)
+        _, err = run([self.bin, "profile", "-m", self.model, "--shortlist", "A dog runs."], 1)
+        self.assertIn("has no shortlist section", err)
+
     def test_checker_rejects_broken_traces(self):
         _, t, r = self.profile("broken")
         good = ptc.Checker()

@@ -168,6 +168,8 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufNumHyps, "search.hypothesis_counts", B * sizeof(int), kDec, kFin);
   set(kBufWorst, "search.worst_scores", B * f, kDec, kDec);
   set(kBufDone, "search.done", B, kDec, kDec);
+  set(kBufRowScore, "search.row_scores", R * f, kDec, kDec);
+  set(kBufRowBest, "search.row_best", R * i32, kDec, kDec);
   // streaming: the last reported hypothesis per sentence, and one decoded text
   set(kBufStreamIds, "stream.ids", (B + 1) * T * i32, kDec, kFin);
   set(kBufStreamText, "stream.text", size_t(x.text_cap), kDec, kFin);

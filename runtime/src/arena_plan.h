@@ -43,7 +43,7 @@ enum BufferId : int {
   // search and beam history
   kBufHistTokens, kBufHistParents, kBufHistAlign,
   kBufActive, kBufRowTokens, kBufBeamScore, kBufCandScore, kBufCandTok, kBufCandPar,
-  kBufHyps, kBufNumHyps, kBufWorst, kBufDone,
+  kBufHyps, kBufNumHyps, kBufWorst, kBufDone, kBufRowScore, kBufRowBest,
   kBufStreamIds, kBufStreamText,
   kBufShortlistMarks, kBufShortlistBlocks, kBufShortlistColumns, kBufShortlistMasked,
   kNumBuffers

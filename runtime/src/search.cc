@@ -31,10 +31,36 @@ struct SubTimer {
   }
 };
 
+// Logits a task of the per-row phases should at least cover to be worth a fork-join (~4-8 us
+// of scanning): small batches of a small vocabulary stay on the calling thread.
+constexpr size_t kMinLogitsPerTask = size_t(1) << 15;
+
+// fn(u, prof) for units u in [0, n) of `logits` logits each, in contiguous ranges across the
+// pool's threads when there is enough work; the calling thread's units get the profiler (the
+// aggregates are lane 0's), the workers' get none.
+int Tasks(const ThreadPool* pool, int n, size_t logits) {
+  if (!pool || !pool->parallel() || n <= 1) return 1;
+  return int(std::min({size_t(pool->threads()), size_t(n), std::max<size_t>(1, size_t(n) * logits / kMinLogitsPerTask)}));
+}
+
+template <class F>
+void ForUnits(const ThreadPool* pool, int n, size_t logits, Profiler* prof, F&& fn) {
+  const size_t tasks = size_t(Tasks(pool, n, logits));
+  if (tasks <= 1) {
+    for (int u = 0; u < n; ++u) fn(u, prof);
+    return;
+  }
+  pool->ParallelFor(int(tasks), [&](int task, int thread) {
+    Profiler* p = thread == 0 ? prof : nullptr;
+    const int u0 = int(size_t(n) * size_t(task) / tasks), u1 = int(size_t(n) * size_t(task + 1) / tasks);
+    for (int u = u0; u < u1; ++u) fn(u, p);
+  });
+}
+
 // Greedy search (HF greedy_search): argmax over the processed logits, stop at </s>.
 Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* skip, const kernels::KernelTable& K,
               BeamHistory* h, SearchBuffers* s, StepModel* model, SearchObserver* obs,
-              Profiler* prof) {
+              Profiler* prof, const ThreadPool* pool) {
   const int W = h->slots_per_sentence(), V = sp.vocab;
   for (int b = 0; b < nb; ++b) {
     const int slot = b * W;
@@ -56,24 +82,31 @@ Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* s
     float* logits = nullptr;
     if (Status st = model->Step(t, n_active, s->active, s->row_tokens, &logits); !st.ok()) return st;
     Span span(prof, Op::kSearch);
-    for (int i = 0; i < n_active; ++i) {
-      const int slot = s->active[i], b = slot / W;
+    // Per row, independently (across the pool's threads): the chosen column and its log-prob.
+    ForUnits(pool, n_active, size_t(V), prof, [&](int i, Profiler* p) {
       float* row = logits + size_t(i) * V;
-      const bool force = t + 1 >= max_len[b];
+      const bool force = t + 1 >= max_len[s->active[i] / W];
       // The score is the log-prob of the chosen token (0 for the forced </s>).
       if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
       float lse = 0.0f;
       if (sp.greedy_scores && !force) {
-        SubTimer timer(prof, Op::kSearchLogSoftmax);
+        SubTimer timer(p, Op::kSearchLogSoftmax);
         lse = RowLogSumExp(K, row, V);
       }
       for (int j = 0; j < sp.num_bad; ++j) row[sp.bad_ids[j]] = kNegInf;
       int best = sp.eos_id;
       if (!force) {
-        SubTimer timer(prof, Op::kSearchScan);
+        SubTimer timer(p, Op::kSearchScan);
         best = K.argmax(row, V);
       }
-      const float lp = force ? 0.0f : row[best] - lse;
+      s->row_best[i] = best;
+      s->row_score[i] = force ? 0.0f : row[best] - lse;
+    });
+    for (int i = 0; i < n_active; ++i) {
+      const int slot = s->active[i], b = slot / W;
+      const bool force = t + 1 >= max_len[b];
+      const int best = s->row_best[i];
+      const float lp = s->row_score[i];
       if (sp.greedy_scores) s->beam_score[slot] += lp;
       if (best == sp.eos_id || force) {
         // t+1 tokens generated (the last one is </s>, forced at the limit)
@@ -99,7 +132,7 @@ Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* s
 // beams still running at max length are finalised.
 Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* skip, const kernels::KernelTable& K,
             BeamHistory* h, SearchBuffers* s, StepModel* model, SearchObserver* obs,
-              Profiler* prof) {
+            Profiler* prof, const ThreadPool* pool) {
   const int W = h->slots_per_sentence(), beam = sp.beam, V = sp.vocab;
   for (int b = 0; b < nb; ++b) {
     s->num_hyps[b] = 0;
@@ -154,11 +187,22 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
     float* logits = nullptr;
     if (Status st = model->Step(t, n_active, s->active, s->row_tokens, &logits); !st.ok()) return st;
     Span span(prof, Op::kSearch);
-    for (int i0 = 0; i0 < n_active; i0 += rows_per) {
-      const int b = s->active[i0] / W;
+    // Per row: pad, log-sum-exp, bad words. At step 0 a sentence's one row serves all its beams.
+    auto prepare_row = [&](int i, Profiler* p) {
+      float* row = logits + size_t(i) * V;
+      if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
+      SubTimer timer(p, Op::kSearchLogSoftmax);
+      s->row_score[i] = RowLogSumExp(K, row, V);
+      for (int j = 0; j < sp.num_bad; ++j) row[sp.bad_ids[j]] = kNegInf;
+    };
+    // Per sentence, independently: the top 2*beam candidates over beam*V, kept sorted best
+    // first; ties keep the earlier (beam, token), as a stable sort of HF's flattened scores
+    // does. Every token enters until 2*beam are held, so a sentence ends with
+    // min(2*beam, beam*V) candidates. Each row is prepared right before its scan (while in
+    // cache) unless `prepared`.
+    auto scan_sentence = [&](int u, Profiler* p, bool prepared) {
+      const int i0 = u * rows_per, b = s->active[i0] / W;
       const bool force = t + 1 >= max_len[b];
-      // top 2*beam candidates over beam*V, kept sorted best first; ties keep the earlier
-      // (beam, token), as a stable sort of HF's flattened scores does.
       float* cs = s->cand_score + size_t(b) * K2;
       int32_t* ct = s->cand_tok + size_t(b) * K2;
       int32_t* cp = s->cand_par + size_t(b) * K2;
@@ -175,28 +219,23 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
         ct[pos] = tok;
         cp[pos] = w;
       };
-      float* row = logits + size_t(i0) * V;  // step 0: one row shared by the beams
-      float lse = 0.0f;
       for (int w = 0; w < beam; ++w) {
-        if (!first && w > 0) row += V;
-        if (!force && (w == 0 || !first)) {
-          if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
-          SubTimer timer(prof, Op::kSearchLogSoftmax);
-          lse = RowLogSumExp(K, row, V);
-          for (int j = 0; j < sp.num_bad; ++j) row[sp.bad_ids[j]] = kNegInf;
-        }
+        const int i = first ? i0 : i0 + w;
         const float base = s->beam_score[b * W + w];
-        if (force) {  // every token -inf, </s> log-prob 0
+        if (force) {  // every token -inf, </s> log-prob 0 (the row is not read)
           for (int j = 0; j < V; ++j) {
             const float sc = (j == sp.eos_id ? 0.0f : kNegInf) + base;
             if (nc < K2 || sc > cs[K2 - 1]) insert(sc, j, w);
           }
           continue;
         }
+        if (!prepared && (w == 0 || !first)) prepare_row(i, p);
         // candidate score = log-prob + beam score = (x - lse) + base. Until 2*beam candidates
         // are held every token enters; then only tokens above the current cut-off, which the
         // SIMD scan finds.
-        SubTimer timer(prof, Op::kSearchScan);
+        const float* row = logits + size_t(i) * V;
+        const float lse = s->row_score[i];
+        SubTimer timer(p, Op::kSearchScan);
         int j = 0;
         for (; j < V && nc < K2; ++j) insert((row[j] - lse) + base, j, w);
         while (j < V) {
@@ -207,6 +246,25 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
           ++j;
         }
       }
+    };
+    // Across the pool's threads by sentence; when there are fewer sentences than threads to
+    // keep busy (batch 1), the rows are prepared across the threads first.
+    const int n_sent = n_active / rows_per, nc_all = int(std::min<int64_t>(K2, int64_t(beam) * V));
+    const bool rows_first = Tasks(pool, n_sent, size_t(beam) * size_t(V)) < Tasks(pool, n_active, size_t(V));
+    if (rows_first)
+      ForUnits(pool, n_active, size_t(V), prof, [&](int i, Profiler* p) {
+        if (t + 1 < max_len[s->active[i] / W]) prepare_row(i, p);
+      });
+    ForUnits(pool, n_sent, size_t(beam) * size_t(V), prof,
+             [&](int u, Profiler* p) { scan_sentence(u, p, rows_first); });
+    // 3. In sentence order, on the calling thread: hypotheses, running beams, history.
+    for (int i0 = 0; i0 < n_active; i0 += rows_per) {
+      const int b = s->active[i0] / W;
+      const bool force = t + 1 >= max_len[b];
+      const float* cs = s->cand_score + size_t(b) * K2;
+      const int32_t* ct = s->cand_tok + size_t(b) * K2;
+      const int32_t* cp = s->cand_par + size_t(b) * K2;
+      const int nc = nc_all;
       const int cur_len = t + 1;
       int next = 0;
       float new_score[kMaxBeam];
@@ -255,7 +313,7 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
 
 Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8_t* skip,
                  const kernels::KernelTable& K, BeamHistory* history, SearchBuffers* buf, StepModel* model,
-                 SearchObserver* observer, Profiler* prof) {
+                 SearchObserver* observer, Profiler* prof, const ThreadPool* pool) {
   if (nb < 0 || nb * history->slots_per_sentence() > history->slots())
     return Status(StatusCode::kInternal, "search: batch exceeds the history's slots");
   if (spec.beam < 1 || spec.beam > history->slots_per_sentence() || spec.beam > kMaxBeam)
@@ -265,8 +323,8 @@ Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8
   for (int b = 0; b < nb; ++b)
     if (!skip[b] && (max_len[b] < 1 || max_len[b] > history->max_steps()))
       return Status(StatusCode::kInternal, "search: max length outside [1, max_target_tokens]");
-  if (spec.beam == 1) return Greedy(spec, nb, max_len, skip, K, history, buf, model, observer, prof);
-  return Beam(spec, nb, max_len, skip, K, history, buf, model, observer, prof);
+  if (spec.beam == 1) return Greedy(spec, nb, max_len, skip, K, history, buf, model, observer, prof, pool);
+  return Beam(spec, nb, max_len, skip, K, history, buf, model, observer, prof, pool);
 }
 
 int MaxTargetLength(const TranslateOptions& opt, int src_len, int max_target_tokens) {

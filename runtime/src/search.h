@@ -15,6 +15,7 @@
 #include "kernels.h"
 #include "mtlite/mtlite.hpp"
 #include "profiler.h"
+#include "thread_pool.h"
 
 namespace mtlite {
 namespace detail {
@@ -74,15 +75,24 @@ struct SearchBuffers {
   int* num_hyps = nullptr;        // [B]
   float* worst = nullptr;         // [B]
   uint8_t* done = nullptr;        // [B]
+  float* row_score = nullptr;     // [R] this step, per row: greedy the chosen log-prob, beam the log-sum-exp
+  int32_t* row_best = nullptr;    // [R] greedy: this step's argmax column per row
 };
 
 // Runs the search for nb sentences. max_len[b] caps the generated tokens of sentence b
 // (including </s>, which is forced at the cap); skip[b] != 0 marks a sentence with nothing to
 // translate (it gets no hypothesis). Results: hyps[b*W .. b*W + num_hyps[b]) (unsorted),
 // token/parent history in `history`.
+//
+// With a pool the per-row work of a step (logits processing, log-softmax, argmax / candidate
+// scan over the vocabulary) runs across its threads: rows (and, for the candidate scan,
+// sentences) are independent and each is computed exactly as on one thread, so the results do
+// not depend on the number of threads. The bookkeeping that follows (hypotheses, history,
+// observer) stays on the calling thread. The profile's search sub-part aggregates count the
+// calling thread's share, as every aggregate does.
 Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8_t* skip,
                  const kernels::KernelTable& K, BeamHistory* history, SearchBuffers* buf, StepModel* model,
-                 SearchObserver* observer = nullptr, Profiler* prof = nullptr);
+                 SearchObserver* observer = nullptr, Profiler* prof = nullptr, const ThreadPool* pool = nullptr);
 
 // Generated-token cap of a sentence with src_len source tokens (including </s>):
 // min(max_length, max_target_tokens, floor(max_length_ratio * src_len) + max_length_offset when the

@@ -89,7 +89,8 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
              plan.Get<float>(a, kBufBeamScore),  plan.Get<float>(a, kBufCandScore),
              plan.Get<int32_t>(a, kBufCandTok),  plan.Get<int32_t>(a, kBufCandPar),
              plan.Get<SearchHyp>(a, kBufHyps),   plan.Get<int>(a, kBufNumHyps),
-             plan.Get<float>(a, kBufWorst),      plan.Get<uint8_t>(a, kBufDone)};
+             plan.Get<float>(a, kBufWorst),      plan.Get<uint8_t>(a, kBufDone),
+             plan.Get<float>(a, kBufRowScore),   plan.Get<int32_t>(a, kBufRowBest)};
   src_ids_ = plan.Get<int32_t>(a, kBufSrcIds);
   src_len_ = plan.Get<int>(a, kBufSrcLen);
   tok_ws_ = plan.Get<uint8_t>(a, kBufTokWorkspace);
@@ -232,7 +233,7 @@ Status TranslatorImpl::RunImpl(const std::string_view* texts, const int32_t* con
   }
   streamer_.Start(opt, texts_mode_, int(n));
   if (Status s = detail::RunSearch(spec, int(n), max_len_, skip_, *exec_.K, &history_, &search_, this,
-                                   streamer_.active() ? &streamer_ : nullptr, exec_.prof);
+                                   streamer_.active() ? &streamer_ : nullptr, exec_.prof, exec_.pool);
       !s.ok())
     return s;
   if (exec_.prof) exec_.prof->set_step(-1);

@@ -16,6 +16,7 @@
 #include "beam_history.h"
 #include "kernels.h"
 #include "search.h"
+#include "thread_pool.h"
 
 namespace mtlite {
 namespace detail {
@@ -206,7 +207,7 @@ struct SearchRun {
 };
 
 SearchRun RunLayer(const std::vector<SyntheticLogits>& fs, const Config& s, const std::vector<int>& max_len,
-                   const std::vector<uint8_t>& skip) {
+                   const std::vector<uint8_t>& skip, const ThreadPool* pool = nullptr) {
   const int nb = int(fs.size()), W = s.W, R = std::max(nb, 1) * W, T = s.T, V = fs.empty() ? 8 : fs[0].vocab;
   std::vector<int32_t> tokens(size_t(T) * R, -7), parents(size_t(T) * R, -7);
   BeamHistory h;
@@ -217,8 +218,11 @@ SearchRun RunLayer(const std::vector<SyntheticLogits>& fs, const Config& s, cons
   std::vector<SearchHyp> hyps(r);
   std::vector<int> num_hyps(size_t(nb + 1), 12345);
   std::vector<uint8_t> done(size_t(nb + 1));
-  SearchBuffers buf{active.data(),     row_tok.data(),  beam_score.data(), cand_score.data(), cand_tok.data(),
-                    cand_par.data(),   hyps.data(),     num_hyps.data(),   worst.data(),      done.data()};
+  std::vector<float> row_score(r);
+  std::vector<int32_t> row_best(r);
+  SearchBuffers buf{active.data(),   row_tok.data(), beam_score.data(), cand_score.data(), cand_tok.data(),
+                    cand_par.data(), hyps.data(),    num_hyps.data(),   worst.data(),      done.data(),
+                    row_score.data(), row_best.data()};
   SearchSpec spec;
   spec.beam = s.beam;
   spec.length_penalty = s.lp;
@@ -255,7 +259,7 @@ SearchRun RunLayer(const std::vector<SyntheticLogits>& fs, const Config& s, cons
     int W_;
   } model(fs, &h, R, W);
   SearchRun run;
-  run.status = RunSearch(spec, nb, max_len.data(), skip.data(), K(), &h, &buf, &model);
+  run.status = RunSearch(spec, nb, max_len.data(), skip.data(), K(), &h, &buf, &model, nullptr, nullptr, pool);
   run.steps = model.steps;
   run.rows = model.rows;
   if (!run.status.ok()) return run;
@@ -352,6 +356,58 @@ TEST(Search, BeamEqualsReferenceOverShapesPenaltiesAndTies) {
     }
   }
   EXPECT_EQ(cases, 4 * 4 * 3 * 2 * 3);
+}
+
+// With a pool the per-row and per-sentence work runs across threads: every hypothesis (ids and
+// score, exactly) equals the 1-thread run's and the reference's. The vocabulary is large enough
+// that the rows are split (a task covers >= 32 Ki logits); ties (levels) and sentences that end
+// at different steps (caps, </s> boosts) change the rows of a step as the search goes.
+TEST(Search, ThreadsGiveTheSameHypotheses) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool;
+    ASSERT_TRUE(pool.Init(threads).ok());
+    ASSERT_EQ(pool.threads(), threads);
+    for (int beam : {1, 3}) {
+      for (int levels : {0, 2}) {
+        for (int sentences : {1, 5}) {  // batch 1 beam: the rows are prepared across the threads
+          Config s;
+          s.beam = beam;
+          s.W = beam;
+          s.n_best = beam;
+          s.T = 6;
+          std::vector<SyntheticLogits> fs;
+          std::vector<int> caps;
+          for (int b = 0; b < sentences; ++b) {
+            SyntheticLogits f;
+            f.vocab = 20011;
+            f.levels = levels;
+            f.eos_boost = 1.5f * float(b);
+            f.seed = uint64_t(31 * b + levels + 1);
+            fs.push_back(f);
+            caps.push_back(b == 1 ? 3 : s.T);
+          }
+          std::vector<uint8_t> skip(fs.size(), 0);
+          if (sentences > 3) skip[3] = 1;
+          SearchRun one = RunLayer(fs, s, caps, skip);
+          SearchRun many = RunLayer(fs, s, caps, skip, &pool);
+          ASSERT_TRUE(one.status.ok() && many.status.ok());
+          EXPECT_EQ(many.steps, one.steps);
+          EXPECT_EQ(many.rows, one.rows);
+          for (size_t b = 0; b < fs.size(); ++b) {
+            const std::string what = std::to_string(threads) + " threads, beam " + std::to_string(beam) + " levels " +
+                                     std::to_string(levels) + " sentence " + std::to_string(b) + " of " +
+                                     std::to_string(sentences);
+            ExpectSame(many.out[b], one.out[b], what);
+            if (skip[b]) continue;
+            if (beam == 1)
+              ExpectSame(many.out[b], {RefGreedy(fs[b], s, caps[b])}, what);
+            else
+              ExpectSame(many.out[b], RefBeam(fs[b], s, caps[b]), what);
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(Search, BeamStepZeroRunsOneRowPerSentenceAndAllBeamsEndAtOnce) {

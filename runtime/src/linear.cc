@@ -75,6 +75,23 @@ size_t Linear::block_bytes(int nblocks) const {
   return w_ ? size_t(nblocks) * 8 * (size_t(RoundUp(w_->cols, 4)) + sizeof(float)) : 0;
 }
 
+namespace {
+
+// Whether an int8 layer of m rows x n outputs x k inputs is worth splitting over threads: its
+// weights are large enough that two streams read them faster (>= 128 KiB), or its arithmetic
+// is (>= 8 M multiply-adds). A split costs a fork-join and, above all, moves the output lines
+// each thread wrote to the core that reads them next; below these sizes (e.g. a 256 x 256
+// projection of 16-64 decoder rows: 4-20 us) that costs more than the halved work saves.
+// Measured on a 2-core Zen5: m 64 x n 256 x k 256 took 19 us on one thread, 23 us on two;
+// m 16 x n 1,536 x k 256 (384 KiB of weights) 31 us and 24 us.
+bool SplitPays(int m, int n, int k) {
+  const uint64_t weight_bytes = uint64_t(n) * uint64_t(k);
+  const uint64_t macs = uint64_t(m) * weight_bytes;
+  return weight_bytes >= (uint64_t(128) << 10) || macs >= (uint64_t(8) << 20);
+}
+
+}  // namespace
+
 Status Linear::RunBlocks(const Exec& ex, const float* x, int m, const int32_t* blocks, int nblocks, float* y,
                          const LinearScratch& s) const {
   const WeightView& w = *w_;
@@ -109,9 +126,10 @@ Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float*
     const int kp = RoundUp(k, 4);
     K.quantize_rows_s8(x, m, k, k, s.quantized, kp, s.quant_scales);
     const int8_t* wq = static_cast<const int8_t*>(w.data);
-    // Output channels split over threads in blocks of 8 rows (BlockedN8K4 blocks).
+    // Output channels split over threads in blocks of 8 rows (BlockedN8K4 blocks), unless the
+    // layer is too small to pay for the split (SplitPays).
     const int blocks = (n + 7) / 8;
-    const int parts = ex.pool->parallel() ? std::min(ex.pool->threads() * 2, blocks) : 1;
+    const int parts = ex.pool->parallel() && SplitPays(m, n, k) ? std::min(ex.pool->threads() * 2, blocks) : 1;
     ex.pool->ParallelFor(parts, [&](int p, int thread) {
       const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
       const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);

@@ -35,14 +35,15 @@ struct SubTimer {
 // of scanning): small batches of a small vocabulary stay on the calling thread.
 constexpr size_t kMinLogitsPerTask = size_t(1) << 15;
 
-// fn(u, prof) for units u in [0, n) of `logits` logits each, in contiguous ranges across the
-// pool's threads when there is enough work; the calling thread's units get the profiler (the
-// aggregates are lane 0's), the workers' get none.
+// Tasks for n units of `logits` logits each: the pool's threads when there is enough work, else 1.
 int Tasks(const ThreadPool* pool, int n, size_t logits) {
   if (!pool || !pool->parallel() || n <= 1) return 1;
   return int(std::min({size_t(pool->threads()), size_t(n), std::max<size_t>(1, size_t(n) * logits / kMinLogitsPerTask)}));
 }
 
+// fn(u, prof) for units u in [0, n) of `logits` logits each, in contiguous ranges over Tasks()
+// tasks; the calling thread's units get the profiler (the aggregates are lane 0's), the
+// workers' get none.
 template <class F>
 void ForUnits(const ThreadPool* pool, int n, size_t logits, Profiler* prof, F&& fn) {
   const size_t tasks = size_t(Tasks(pool, n, logits));
@@ -249,7 +250,7 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
     };
     // Across the pool's threads by sentence; when there are fewer sentences than threads to
     // keep busy (batch 1), the rows are prepared across the threads first.
-    const int n_sent = n_active / rows_per, nc_all = int(std::min<int64_t>(K2, int64_t(beam) * V));
+    const int n_sent = n_active / rows_per;
     const bool rows_first = Tasks(pool, n_sent, size_t(beam) * size_t(V)) < Tasks(pool, n_active, size_t(V));
     if (rows_first)
       ForUnits(pool, n_active, size_t(V), prof, [&](int i, Profiler* p) {
@@ -257,14 +258,15 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
       });
     ForUnits(pool, n_sent, size_t(beam) * size_t(V), prof,
              [&](int u, Profiler* p) { scan_sentence(u, p, rows_first); });
-    // 3. In sentence order, on the calling thread: hypotheses, running beams, history.
+    // In sentence order, on the calling thread: hypotheses, running beams, history. Every
+    // sentence holds min(2*beam, beam*V) candidates.
+    const int nc = int(std::min<int64_t>(K2, int64_t(beam) * V));
     for (int i0 = 0; i0 < n_active; i0 += rows_per) {
       const int b = s->active[i0] / W;
       const bool force = t + 1 >= max_len[b];
       const float* cs = s->cand_score + size_t(b) * K2;
       const int32_t* ct = s->cand_tok + size_t(b) * K2;
       const int32_t* cp = s->cand_par + size_t(b) * K2;
-      const int nc = nc_all;
       const int cur_len = t + 1;
       int next = 0;
       float new_score[kMaxBeam];

@@ -90,6 +90,12 @@ bool SplitPays(int m, int n, int k) {
   return weight_bytes >= (uint64_t(128) << 10) || macs >= (uint64_t(8) << 20);
 }
 
+// Parts of an int8 layer over `blocks` 8-output weight blocks (m rows, k inputs): two per thread
+// when the split pays, else one.
+int SplitParts(const Exec& ex, int m, int blocks, int k) {
+  return ex.pool->parallel() && SplitPays(m, blocks * 8, k) ? std::min(ex.pool->threads() * 2, blocks) : 1;
+}
+
 }  // namespace
 
 Status Linear::RunBlocks(const Exec& ex, const float* x, int m, const int32_t* blocks, int nblocks, float* y,
@@ -102,7 +108,7 @@ Status Linear::RunBlocks(const Exec& ex, const float* x, int m, const int32_t* b
   const int n = w.rows, k = w.cols, kp = RoundUp(k, 4), ldy = nblocks * 8;
   K.quantize_rows_s8(x, m, k, k, s.quantized, kp, s.quant_scales);
   const int8_t* wq = static_cast<const int8_t*>(w.data);
-  const int parts = ex.pool->parallel() ? std::min(ex.pool->threads() * 2, nblocks) : 1;
+  const int parts = SplitParts(ex, m, nblocks, k);
   ex.pool->ParallelFor(parts, [&](int p, int thread) {
     const uint64_t t0 = ex.prof && thread > 0 ? ex.prof->Now() : 0;
     const int i0 = int(int64_t(nblocks) * p / parts), i1 = int(int64_t(nblocks) * (p + 1) / parts);
@@ -126,10 +132,9 @@ Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float*
     const int kp = RoundUp(k, 4);
     K.quantize_rows_s8(x, m, k, k, s.quantized, kp, s.quant_scales);
     const int8_t* wq = static_cast<const int8_t*>(w.data);
-    // Output channels split over threads in blocks of 8 rows (BlockedN8K4 blocks), unless the
-    // layer is too small to pay for the split (SplitPays).
+    // Output channels split over threads in blocks of 8 rows (BlockedN8K4 blocks).
     const int blocks = (n + 7) / 8;
-    const int parts = ex.pool->parallel() && SplitPays(m, n, k) ? std::min(ex.pool->threads() * 2, blocks) : 1;
+    const int parts = SplitParts(ex, m, blocks, k);
     ex.pool->ParallelFor(parts, [&](int p, int thread) {
       const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
       const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);

@@ -10,7 +10,6 @@
 #include <utility>
 
 #include <nlohmann/json.hpp>
-#include <sentencepiece_processor.h>
 
 #include "crc32c.h"
 #include "io.h"
@@ -206,13 +205,10 @@ Status ReadVocab(const std::string& dir, const std::string& file, int expected, 
 
 Status ReadSpm(const std::string& dir, const std::string& file, std::string* bytes, SpmProto* proto) {
   MTLITE_RETURN_IF_ERROR(ReadFile(Join(dir, file), bytes));
-  sentencepiece::SentencePieceProcessor sp;
-  const auto st = sp.LoadFromSerializedProto(*bytes);
-  if (!st.ok()) return Reject(file + ": not a valid SentencePiece model: " + st.ToString());
   Status s = ParseSpmProto(*bytes, proto);
   if (!s.ok()) return Reject(file + ": " + s.message());
+  MTLITE_RETURN_IF_ERROR(ValidateSpmProto(*proto, file));
   if (proto->model_type != 1) return Reject(file + ": model_type " + std::to_string(proto->model_type) + " is not supported (only unigram)");
-  if (int(proto->pieces.size()) != sp.GetPieceSize()) return Reject(file + ": piece count disagrees with libsentencepiece");
   return Status::Ok();
 }
 

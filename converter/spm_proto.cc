@@ -1,7 +1,11 @@
 #include "spm_proto.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <unordered_set>
+
+#include "tokenizer_text.h"
 
 namespace mtlite {
 namespace converter {
@@ -254,6 +258,86 @@ Status ParseSpmProto(std::string_view bytes, SpmProto* out) {
       s = r.Skip(wt);  // self_test_data, denormalizer_spec, unknown fields
     }
     if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// "<0xHH>" (upper-case hex, as sentencepiece writes and reads byte pieces) -> 0..255, else -1.
+int BytePieceValue(const std::string& piece) {
+  if (piece.size() != 6 || piece.compare(0, 3, "<0x") != 0 || piece[5] != '>') return -1;
+  int v = 0;
+  for (size_t i = 3; i < 5; ++i) {
+    const char c = piece[i];
+    if (c >= '0' && c <= '9') {
+      v = v * 16 + (c - '0');
+    } else if (c >= 'A' && c <= 'F') {
+      v = v * 16 + (c - 'A' + 10);
+    } else {
+      return -1;
+    }
+  }
+  return v;
+}
+
+Status Inconsistent(const std::string& what, const std::string& message) {
+  return Status(StatusCode::kInvalidModel, what + ": not a valid SentencePiece model: " + message);
+}
+
+}  // namespace
+
+Status ValidateSpmProto(const SpmProto& proto, const std::string& what) {
+  enum : int { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
+  const size_t n = proto.pieces.size();
+  if (n == 0) return Inconsistent(what, "it has no pieces");
+  std::unordered_set<std::string_view> normal, reserved;
+  normal.reserve(n);
+  std::vector<bool> byte_seen(256, false);
+  int unknown = -1;
+  for (size_t i = 0; i < n; ++i) {
+    const SpmPiece& p = proto.pieces[i];
+    const std::string at = "piece " + std::to_string(i);
+    if (p.piece.empty()) return Inconsistent(what, at + " is empty");
+    if (p.type < kNormal || p.type > kByte) {
+      return Inconsistent(what, at + " has type " + std::to_string(p.type) + " (1..6 are defined)");
+    }
+    const bool is_normal = p.type == kNormal || p.type == kUserDefined || p.type == kUnused;
+    if (!(is_normal ? normal : reserved).insert(p.piece).second) {
+      return Inconsistent(what, at + " '" + p.piece + "' is defined twice");
+    }
+    if (p.type == kUnknown) {
+      if (unknown >= 0) {
+        return Inconsistent(what, "pieces " + std::to_string(unknown) + " and " + std::to_string(i) +
+                                      " are both of type UNKNOWN");
+      }
+      unknown = int(i);
+    }
+    if (p.type == kByte) {
+      if (!proto.byte_fallback) return Inconsistent(what, at + " is a BYTE piece but byte_fallback is off");
+      const int b = BytePieceValue(p.piece);
+      if (b < 0) return Inconsistent(what, at + " '" + p.piece + "' is a BYTE piece but not <0xHH>");
+      byte_seen[size_t(b)] = true;
+    }
+  }
+  if (unknown < 0) return Inconsistent(what, "no piece is of type UNKNOWN");
+  if (proto.byte_fallback) {
+    for (int b = 0; b < 256; ++b) {
+      if (!byte_seen[size_t(b)]) {
+        char name[8];
+        std::snprintf(name, sizeof(name), "<0x%02X>", b);
+        return Inconsistent(what, std::string("byte_fallback is on but the BYTE piece ") + name + " is missing");
+      }
+    }
+  }
+  if (proto.unk_id != unknown) {
+    return Inconsistent(what, "TrainerSpec.unk_id is " + std::to_string(proto.unk_id) +
+                                  " but the UNKNOWN piece is " + std::to_string(unknown));
+  }
+  const std::string& cm = proto.precompiled_charsmap;
+  if (const char* problem = detail::tokenizer_text::CharsmapProblem(
+          reinterpret_cast<const uint8_t*>(cm.data()), cm.size())) {
+    return Inconsistent(what, problem);
   }
   return Status::Ok();
 }

@@ -35,5 +35,14 @@ struct SpmProto {
 // Returns kInvalidModel on malformed wire data (truncation, bad varints, wire-type mismatch).
 Status ParseSpmProto(std::string_view bytes, SpmProto* out);
 
+// The consistency rules libsentencepiece applies when it loads a model (every rejection of its
+// model_interface.cc InitializePieces: at least one piece, no empty piece, no piece defined twice
+// within the normal kinds (NORMAL, USER_DEFINED, UNUSED) or within the reserved ones (UNKNOWN,
+// CONTROL, BYTE), exactly one UNKNOWN piece, BYTE pieces "<0xHH>" only with byte_fallback and
+// then all 256 of them), plus what mtlite relies on: piece types 1..6, TrainerSpec.unk_id naming
+// that UNKNOWN piece, and the precompiled charsmap's layout (the tokenizer's own check).
+// kInvalidModel with the first violation; `what` (e.g. "source.spm") starts the message.
+Status ValidateSpmProto(const SpmProto& proto, const std::string& what);
+
 }  // namespace converter
 }  // namespace mtlite

@@ -75,19 +75,13 @@ Status SpmTokenizer::Validate() {
     first_hi_[c] = k + 1;
   }
 
+  if (const char* problem = CharsmapProblem(spm.charsmap, spm.charsmap_size)) return Invalid(problem);
   if (spm.charsmap_size > 0) {
-    if (!spm.charsmap || spm.charsmap_size <= 4) return Invalid("precompiled charsmap too short");
     const size_t trie_bytes = LoadLE32(spm.charsmap);
-    if (trie_bytes < 4 || trie_bytes % 4 != 0 || trie_bytes > spm.charsmap_size - 4) {
-      return Invalid("precompiled charsmap: bad trie size");
-    }
     trie_ = spm.charsmap + 4;
     trie_units_ = trie_bytes / 4;
     norm_strings_ = reinterpret_cast<const char*>(trie_ + trie_bytes);
     norm_strings_size_ = spm.charsmap_size - 4 - trie_bytes;
-    if (norm_strings_size_ > 0 && norm_strings_[norm_strings_size_ - 1] != '\0') {
-      return Invalid("precompiled charsmap: strings not NUL-terminated");
-    }
   }
 
   const int vocab_unk = FindVocab("<unk>");

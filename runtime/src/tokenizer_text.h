@@ -27,6 +27,19 @@ inline uint32_t LoadLE32(const uint8_t* p) {
          (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
 }
 
+// What is wrong with a precompiled charsmap blob (u32 trie size, the trie's u32 units, then
+// NUL-terminated replacement strings), or nullptr when the layout holds. Empty = no charsmap.
+// Stricter than libsentencepiece's "Blob for normalization rule is broken": every blob it rejects
+// fails here too. The converter checks .spm files with it, the tokenizer the model file.
+inline const char* CharsmapProblem(const uint8_t* blob, size_t size) {
+  if (size == 0) return nullptr;
+  if (blob == nullptr || size <= 4) return "precompiled charsmap too short";
+  const size_t trie_bytes = LoadLE32(blob);
+  if (trie_bytes < 4 || trie_bytes % 4 != 0 || trie_bytes > size - 4) return "precompiled charsmap: bad trie size";
+  if (size - 4 > trie_bytes && blob[size - 1] != 0) return "precompiled charsmap: strings not NUL-terminated";
+  return nullptr;
+}
+
 // sentencepiece's OneCharLen: UTF-8 length from the lead byte (1 for stray bytes).
 inline size_t OneCharLen(uint8_t c) { return "\1\1\1\1\1\1\1\1\1\1\1\1\2\2\3\4"[c >> 4]; }
 

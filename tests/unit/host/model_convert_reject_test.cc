@@ -95,6 +95,9 @@ const std::vector<RejectCase>& Cases() {
        {"separate_vocabs", "target_vocab.json"}},
       {"corrupt_spm", [](TinyHf* h) { h->source_spm = h->source_spm.substr(0, h->source_spm.size() / 2); },
        {"source.spm"}},
+      // A second TrainerSpec merges into the first: unk_id 70000 (libsentencepiece loads this file).
+      {"spm_unk_id_past_the_end", [](TinyHf* h) { h->source_spm += std::string("\x12\x05\xc0\x02\xf0\xa2\x04", 7); },
+       {"source.spm", "unk_id is 70000"}},
       {"config_not_json", [](TinyHf*) {}, {"config.json"},
        [](const std::string& dir) { testing::WriteText(dir + "/config.json", "{ nope"); }},
       {"no_safetensors", [](TinyHf*) {}, {"model.safetensors", "missing"},

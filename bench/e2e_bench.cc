@@ -1,5 +1,5 @@
-// End-to-end translation benchmark driver (its own main; bench/CMakeLists.txt links it with
-// benchmark::benchmark like every bench/*_bench.cc, but it does not use Google Benchmark).
+// End-to-end translation benchmark driver (its own main, no Google Benchmark; linked like the
+// mtlite CLI, with the C++ runtime built in: see MTLITE_STATIC_CXX_RUNTIME).
 //
 //   e2e_bench -m model.mtlite --input FILE --output FILE [--batch N] [--beam N] [--threads N]
 //             [--max-length N] [--repeat R] [--no-warmup] [--ids-output FILE] [--profile]
@@ -32,7 +32,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,6 +41,7 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "kernels.h"
+#include "line_input.h"
 #include "marian_layout.h"
 #include "measure.h"
 #include "model_data.h"
@@ -79,6 +79,14 @@ int ParseArgs(int argc, char** argv, Args* a) {
   });
   const mtlite::cli::ParseResult r = p.Parse(argc, argv);
   return r.ok() ? -1 : mtlite::cli::PrintParseResult(r, "e2e_bench");
+}
+
+// Writes data to path (created or truncated); false on any failure.
+bool WriteFile(const std::string& path, const std::string& data) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return false;
+  const bool written = std::fwrite(data.data(), 1, data.size(), f) == data.size();
+  return std::fclose(f) == 0 && written;
 }
 
 bool HasNonSpace(const std::string& s) {
@@ -158,16 +166,15 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> lines;
   {
-    std::ifstream in(a.input, std::ios::binary);
-    if (!in) {
+    std::FILE* in = std::fopen(a.input.c_str(), "rb");
+    std::string line;
+    while (in != nullptr && mtlite::cli::ReadTextLine(in, &line)) lines.push_back(line);
+    if (in == nullptr || std::ferror(in)) {
       std::fprintf(stderr, "e2e_bench: cannot read %s\n", a.input.c_str());
+      if (in != nullptr) std::fclose(in);
       return 1;
     }
-    std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      lines.push_back(std::move(line));
-    }
+    std::fclose(in);
   }
   if (lines.empty()) {
     std::fprintf(stderr, "e2e_bench: %s has no lines\n", a.input.c_str());
@@ -245,20 +252,20 @@ int main(int argc, char** argv) {
   }
 
   {
-    std::ofstream out(a.output, std::ios::binary);
-    for (const auto& t : texts) out << t << '\n';
-    if (!out) {
+    std::string text;
+    for (const auto& t : texts) text += t + '\n';
+    if (!WriteFile(a.output, text)) {
       std::fprintf(stderr, "e2e_bench: cannot write %s\n", a.output.c_str());
       return 1;
     }
   }
   if (!a.ids_output.empty()) {
-    std::ofstream out(a.ids_output, std::ios::binary);
+    std::string text;
     for (const auto& v : ids) {
-      for (size_t i = 0; i < v.size(); ++i) out << (i ? " " : "") << v[i];
-      out << '\n';
+      for (size_t i = 0; i < v.size(); ++i) text += (i ? " " : "") + std::to_string(v[i]);
+      text += '\n';
     }
-    if (!out) {
+    if (!WriteFile(a.ids_output, text)) {
       std::fprintf(stderr, "e2e_bench: cannot write %s\n", a.ids_output.c_str());
       return 1;
     }

@@ -11,14 +11,13 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iostream>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "commands.h"
+#include "line_input.h"
 #include "json_writer.h"
 #include "kernels.h"
 #include "marian_layout.h"
@@ -524,19 +523,16 @@ bool ReadLines(const ProfileArgs& a, std::vector<std::string>* lines) {
     *lines = a.texts;
     return true;
   }
-  std::ifstream file;
-  std::istream* in = &std::cin;
+  std::FILE* in = stdin;
   if (!a.input.empty() && a.input != "-") {
-    file.open(a.input, std::ios::binary);
-    if (!file) return false;
-    in = &file;
+    in = std::fopen(a.input.c_str(), "rb");
+    if (in == nullptr) return false;
   }
   std::string line;
-  while (std::getline(*in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines->push_back(std::move(line));
-  }
-  return true;
+  while (ReadTextLine(in, &line)) lines->push_back(line);
+  const bool ok = !std::ferror(in);
+  if (in != stdin) std::fclose(in);
+  return ok;
 }
 
 int Fail(const std::string& message) {

@@ -9,12 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "line_input.h"
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
 #include "tokenizer.h"
@@ -195,9 +195,8 @@ class LineReader {
       *line = texts_[next_++];
       return true;
     }
-    if (!std::getline(std::cin, *line)) return false;
-    if (!line->empty() && line->back() == '\r') line->pop_back();
-    return true;
+    std::fflush(stdout);  // what is translated goes out before waiting for more input
+    return ReadTextLine(stdin, line);
   }
 
  private:
@@ -253,9 +252,9 @@ int RunForced(const TranslateArgs& a, Translator* tr, const Model& model) {
   std::vector<float> logits;
   size_t pair = 0;
   int rc = 0;
-  while (std::getline(std::cin, src_line)) {
+  while (ReadLine(stdin, &src_line)) {
     ++pair;
-    if (!std::getline(std::cin, tgt_line) || !ParseIds(src_line, &src) || !ParseIds(tgt_line, &tgt)) {
+    if (!ReadLine(stdin, &tgt_line) || !ParseIds(src_line, &src) || !ParseIds(tgt_line, &tgt)) {
       std::fprintf(stderr, "mtlite translate: pair %zu: expected a line of source ids and a line of target ids\n", pair);
       rc = 1;
       break;

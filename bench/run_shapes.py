@@ -786,7 +786,7 @@ def write_markdown(a, meta, shapes_info, rows, chk, crit, path):
              "Roofline of a batch-1 step: max(bytes ÷ read bandwidth, rows × MACs ÷ peak); the weights of a "
              "step that fits in the last-level cache come faster than the 1 GiB read (GB/s above 100 %). "
              "Peak RSS = the process's VmHWM; bound = model file + arena + 4 MiB; code = the resident pages of "
-             "the executable and its shared libraries (libstdc++, libc, libm, sentencepiece, XNNPACK: shared with "
+             "the executable (with its built-in C++ runtime) and its shared libraries (libc, libm, XNNPACK: shared with "
              "other processes, the same for every model), which the RSS counts too.\n")
     for s in a.shapes:
         L.append(f"## {s}\n")

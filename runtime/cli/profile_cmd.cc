@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "commands.h"
-#include "line_input.h"
 #include "json_writer.h"
 #include "kernels.h"
+#include "line_input.h"
 #include "marian_layout.h"
 #include "measure.h"
 #include "mtlite/mtlite.hpp"

@@ -1,15 +1,17 @@
 // The CLI argument parser, the parsers of every `mtlite` subcommand (bad values, missing
-// values, unknown flags, generated help) and the JSON writer. In process: nothing is loaded,
-// nothing exits.
+// values, unknown flags, generated help), the JSON writer and the line reader. In process:
+// nothing is loaded, nothing exits.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "args.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "line_input.h"
 
 namespace mtlite {
 namespace cli {
@@ -362,6 +364,35 @@ TEST(TranslateArgs, LimitsFollowTheOptions) {
 }
 
 // ---- JSON writer ----------------------------------------------------------------------------
+
+// Lines come back as std::getline gave them: bytes unchanged (NUL included), a last line without
+// '\n' counted, nothing after a final '\n'; ReadTextLine also drops one '\r' before the '\n'.
+TEST(LineInput, ReadsLinesLikeGetline) {
+  const std::string data("one\r\n\ntwo\0three\r\r\nlast", 22);
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fwrite(data.data(), 1, data.size(), f), data.size());
+  std::rewind(f);
+  std::vector<std::string> raw, text;
+  std::string line;
+  while (ReadLine(f, &line)) raw.push_back(line);
+  EXPECT_EQ(raw, (std::vector<std::string>{"one\r", "", std::string("two\0three\r\r", 11), "last"}));
+  std::rewind(f);
+  while (ReadTextLine(f, &line)) text.push_back(line);
+  EXPECT_EQ(text, (std::vector<std::string>{"one", "", std::string("two\0three\r", 10), "last"}));
+  std::fclose(f);
+
+  std::FILE* g = std::tmpfile();
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(ReadLine(g, &line));  // empty input: no line
+  EXPECT_EQ(std::fputs("x\n", g), 1);
+  std::rewind(g);
+  EXPECT_TRUE(ReadLine(g, &line));
+  EXPECT_EQ(line, "x");
+  EXPECT_FALSE(ReadLine(g, &line));  // nothing after the final '\n'
+  EXPECT_TRUE(line.empty());
+  std::fclose(g);
+}
 
 TEST(JsonWriter, MultilineAndInlineContainers) {
   JsonWriter w;

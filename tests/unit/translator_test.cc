@@ -172,6 +172,25 @@ TEST_P(TranslatorTest, TwoThreadsGiveTheSameTranslations) {
     ASSERT_TRUE(t2.value()->Translate(lines, opt, &b).ok());
     for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(a[i].hypotheses[0].ids, b[i].hypotheses[0].ids);
   }
+  // 16 sentences: the encoder's layers have >= 64 rows and split by rows (linear.cc), not by
+  // output columns; the scores too must be the same to the bit.
+  lim.max_batch = 16;
+  lim.num_threads = 1;
+  auto u1 = Translator::Create(model, lim);
+  lim.num_threads = 2;
+  auto u2 = Translator::Create(model, lim);
+  ASSERT_TRUE(u1.ok() && u2.ok());
+  auto many = DevLines(16);
+  TranslateOptions opt;
+  opt.max_length = 64;
+  opt.return_scores = true;
+  std::vector<TranslationResult> a, b;
+  ASSERT_TRUE(u1.value()->Translate(many, opt, &a).ok());
+  ASSERT_TRUE(u2.value()->Translate(many, opt, &b).ok());
+  for (size_t i = 0; i < many.size(); ++i) {
+    EXPECT_EQ(a[i].hypotheses[0].ids, b[i].hypotheses[0].ids) << i;
+    EXPECT_EQ(a[i].hypotheses[0].score, b[i].hypotheses[0].score) << i;
+  }
 }
 
 TEST_P(TranslatorTest, NBestIsSortedAndDistinct) {

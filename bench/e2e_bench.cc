@@ -35,6 +35,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "args.h"
@@ -168,7 +169,7 @@ int main(int argc, char** argv) {
   {
     std::FILE* in = std::fopen(a.input.c_str(), "rb");
     std::string line;
-    while (in != nullptr && mtlite::cli::ReadTextLine(in, &line)) lines.push_back(line);
+    while (in != nullptr && mtlite::cli::ReadTextLine(in, &line)) lines.push_back(std::move(line));
     if (in == nullptr || std::ferror(in)) {
       std::fprintf(stderr, "e2e_bench: cannot read %s\n", a.input.c_str());
       if (in != nullptr) std::fclose(in);

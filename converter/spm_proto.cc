@@ -297,14 +297,14 @@ Status ValidateSpmProto(const SpmProto& proto, const std::string& what) {
   int unknown = -1;
   for (size_t i = 0; i < n; ++i) {
     const SpmPiece& p = proto.pieces[i];
-    const std::string at = "piece " + std::to_string(i);
-    if (p.piece.empty()) return Inconsistent(what, at + " is empty");
+    const auto at = [i] { return "piece " + std::to_string(i); };  // only on the way to an error
+    if (p.piece.empty()) return Inconsistent(what, at() + " is empty");
     if (p.type < kNormal || p.type > kByte) {
-      return Inconsistent(what, at + " has type " + std::to_string(p.type) + " (1..6 are defined)");
+      return Inconsistent(what, at() + " has type " + std::to_string(p.type) + " (1..6 are defined)");
     }
     const bool is_normal = p.type == kNormal || p.type == kUserDefined || p.type == kUnused;
     if (!(is_normal ? normal : reserved).insert(p.piece).second) {
-      return Inconsistent(what, at + " '" + p.piece + "' is defined twice");
+      return Inconsistent(what, at() + " '" + p.piece + "' is defined twice");
     }
     if (p.type == kUnknown) {
       if (unknown >= 0) {
@@ -314,9 +314,9 @@ Status ValidateSpmProto(const SpmProto& proto, const std::string& what) {
       unknown = int(i);
     }
     if (p.type == kByte) {
-      if (!proto.byte_fallback) return Inconsistent(what, at + " is a BYTE piece but byte_fallback is off");
+      if (!proto.byte_fallback) return Inconsistent(what, at() + " is a BYTE piece but byte_fallback is off");
       const int b = BytePieceValue(p.piece);
-      if (b < 0) return Inconsistent(what, at + " '" + p.piece + "' is a BYTE piece but not <0xHH>");
+      if (b < 0) return Inconsistent(what, at() + " '" + p.piece + "' is a BYTE piece but not <0xHH>");
       byte_seen[size_t(b)] = true;
     }
   }

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -529,7 +530,7 @@ bool ReadLines(const ProfileArgs& a, std::vector<std::string>* lines) {
     if (in == nullptr) return false;
   }
   std::string line;
-  while (ReadTextLine(in, &line)) lines->push_back(line);
+  while (ReadTextLine(in, &line)) lines->push_back(std::move(line));  // ReadLine clears it
   const bool ok = !std::ferror(in);
   if (in != stdin) std::fclose(in);
   return ok;

@@ -29,10 +29,11 @@ cmake --build build-asan -j"$JOBS"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$JOBS" -LE python
 
-step "ThreadSanitizer: 8 translators sharing one Model (int8; only what the test needs is built)"
+step "ThreadSanitizer: the layers' thread pool; 8 translators sharing one Model (int8; only what the tests need is built)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMTLITE_SANITIZE=thread \
       -DMTLITE_BUILD_CONVERTER=OFF -DMTLITE_BUILD_BENCH=OFF -DMTLITE_MODEL_DIR="$PWD/build/models" >/dev/null
-cmake --build build-tsan -j"$JOBS" --target concurrency_test
+cmake --build build-tsan -j"$JOBS" --target thread_pool_test concurrency_test
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ./build-tsan/tests/thread_pool_test --gtest_brief=1
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ./build-tsan/tests/concurrency_test --gtest_brief=1
 
 step "firmware build (MTLITE_MINIMAL, embedded model, no heap) + RAM budget check: x86_64"

@@ -90,10 +90,17 @@ bool SplitPays(int m, int n, int k) {
   return weight_bytes >= (uint64_t(128) << 10) || macs >= (uint64_t(8) << 20);
 }
 
-// Parts of an int8 layer over `blocks` 8-output weight blocks (m rows, k inputs): two per thread
-// when the split pays, else one.
+// Multiply-adds of one part of a large layer, at most (~25 us on one Zen5 core): a thread that
+// runs slower (a smaller core, a vCPU whose host core is busy) gives whole parts away to the
+// others (thread_pool.h), so a part is its unit of balance.
+constexpr uint64_t kMacsPerPart = uint64_t(8) << 20;
+
+// Parts of an int8 layer over `blocks` 8-output weight blocks (m rows, k inputs): when the split
+// pays, two per thread or one per kMacsPerPart, whichever is more; else one.
 int SplitParts(const Exec& ex, int m, int blocks, int k) {
-  return ex.pool->parallel() && SplitPays(m, blocks * 8, k) ? std::min(ex.pool->threads() * 2, blocks) : 1;
+  if (!ex.pool->parallel() || !SplitPays(m, blocks * 8, k)) return 1;
+  const uint64_t by_work = uint64_t(m) * uint64_t(blocks) * 8 * uint64_t(k) / kMacsPerPart;
+  return int(std::min<uint64_t>(uint64_t(blocks), std::max<uint64_t>(uint64_t(ex.pool->threads()) * 2, by_work)));
 }
 
 // Many rows (the encoder's layers: batch x source tokens) split by rows, one part per thread,

@@ -4,6 +4,7 @@
 
 #ifndef MTLITE_NO_THREADS
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <thread>
@@ -44,14 +45,23 @@ constexpr int kSpinIterations = 20000;
 
 }  // namespace
 
-// The job slot. `claim` packs (job generation << 32 | task count << 16 | next task index): a
-// worker claims a task with a compare-exchange of the whole word, so a late worker can never
-// claim a task of a job it did not read, nor run past the job's task count; fn/ctx are read after
-// the claim word and are the job's own whenever the claim succeeds (a job's fields are only
-// replaced once all its tasks have been claimed and finished).
+// The job slot. Task i of an n-task job belongs first to thread i * threads / n (contiguous
+// ranges, thread 0 — the caller — the first): every thread runs its own range from the front,
+// then takes what is left of the others' ranges from their back. A layer split the same way
+// step after step thus gives each thread the same output columns (their weights stay in its
+// caches), and a thread that runs slower (a busy or a smaller core) simply loses its last tasks
+// to the others.
+//
+// A range is one word, (job generation << 32 | end << 16 | next): owner and thieves claim with a
+// compare-exchange of the whole word, so a late worker can never claim a task of a job it did
+// not read, nor one another thread claimed; fn/ctx are read after the range word and are the
+// job's own whenever the claim succeeds (a job's fields are only replaced once all its tasks
+// have been claimed and finished). Each range has its own cache line.
 struct ThreadPool::Shared {
   static constexpr int kMaxTasks = 0xffff;
-  std::atomic<uint64_t> claim{0};
+  struct alignas(64) Range {
+    std::atomic<uint64_t> word{0};
+  };
   std::atomic<uint32_t> generation{0};
   std::atomic<TaskFn> fn{nullptr};
   std::atomic<void*> ctx{nullptr};
@@ -61,19 +71,38 @@ struct ThreadPool::Shared {
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::thread> workers;
+  std::unique_ptr<Range[]> ranges;  // one per thread
+  int threads = 1;
 
-  // Runs tasks of the posted job until none is left to claim.
-  void Work(int thread) {
-    uint64_t cur = claim.load(std::memory_order_acquire);
+  static uint64_t Word(uint32_t gen, int end, int next) {
+    return uint64_t(gen) << 32 | uint64_t(end) << 16 | uint64_t(next);
+  }
+
+  // Claims a task of job `gen` from range r, its front when `own`, else its back; -1 if none.
+  int Claim(uint32_t gen, int r, bool own, TaskFn* f, void** c) {
+    std::atomic<uint64_t>& w = ranges[size_t(r)].word;
+    uint64_t cur = w.load(std::memory_order_acquire);
     for (;;) {
-      const int count = int((cur >> 16) & 0xffff), i = int(cur & 0xffff);
-      if (i >= count) return;
-      TaskFn f = fn.load(std::memory_order_acquire);
-      void* c = ctx.load(std::memory_order_acquire);
-      if (!claim.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-      f(c, i, thread);
-      pending.fetch_sub(1, std::memory_order_acq_rel);
-      cur = claim.load(std::memory_order_acquire);
+      const int end = int((cur >> 16) & 0xffff), next = int(cur & 0xffff);
+      if (uint32_t(cur >> 32) != gen || next >= end) return -1;
+      *f = fn.load(std::memory_order_acquire);
+      *c = ctx.load(std::memory_order_acquire);
+      const uint64_t want = own ? Word(gen, end, next + 1) : Word(gen, end - 1, next);
+      if (w.compare_exchange_weak(cur, want, std::memory_order_acq_rel, std::memory_order_acquire))
+        return own ? next : end - 1;
+    }
+  }
+
+  // Runs tasks of job `gen`: this thread's range, then the others' (the next thread's first).
+  void Work(int thread, uint32_t gen) {
+    TaskFn f = nullptr;
+    void* c = nullptr;
+    for (int k = 0; k < threads; ++k) {
+      const int r = (thread + k) % threads;
+      for (int i; (i = Claim(gen, r, k == 0, &f, &c)) >= 0;) {
+        f(c, i, thread);
+        pending.fetch_sub(1, std::memory_order_acq_rel);
+      }
     }
   }
 
@@ -96,7 +125,7 @@ struct ThreadPool::Shared {
       }
       if (stop.load(std::memory_order_acquire)) return;
       seen = gen;
-      Work(thread);
+      Work(thread, gen);
     }
   }
 };
@@ -117,6 +146,14 @@ Status ThreadPool::Init(int threads) {
   if (threads_ == 1) return Status::Ok();
   shared_ = new (std::nothrow) Shared();
   if (!shared_) return Status(StatusCode::kResourceExhausted, "cannot allocate the thread pool");
+  shared_->ranges.reset(new (std::nothrow) Shared::Range[size_t(threads_)]);
+  if (!shared_->ranges) {
+    delete shared_;
+    shared_ = nullptr;
+    threads_ = 1;
+    return Status(StatusCode::kResourceExhausted, "cannot allocate the thread pool");
+  }
+  shared_->threads = threads_;
   for (int t = 1; t < threads_; ++t) {
     try {
       shared_->workers.emplace_back([s = shared_, t] { s->Loop(t); });
@@ -147,13 +184,16 @@ void ThreadPool::Run(int n, TaskFn fn, void* ctx) const {
     s.fn.store(whole ? fn : &Offset::Call, std::memory_order_relaxed);
     s.ctx.store(whole ? ctx : static_cast<void*>(&off), std::memory_order_relaxed);
     s.pending.store(count, std::memory_order_relaxed);
-    s.claim.store(uint64_t(gen) << 32 | uint64_t(count) << 16, std::memory_order_release);
+    const int T = s.threads;
+    for (int t = 0; t < T; ++t)
+      s.ranges[size_t(t)].word.store(Shared::Word(gen, int(int64_t(count) * (t + 1) / T), int(int64_t(count) * t / T)),
+                                     std::memory_order_release);
     s.generation.store(gen, std::memory_order_seq_cst);  // wakes the workers
     if (s.sleepers.load(std::memory_order_seq_cst) > 0) {
       { std::lock_guard<std::mutex> lock(s.mu); }
       s.cv.notify_all();
     }
-    s.Work(0);
+    s.Work(0, gen);
     while (s.pending.load(std::memory_order_acquire) > 0) CpuRelax();
   }
 }

@@ -2,9 +2,12 @@
 // the calling thread (thread 0) and the pool's workers (threads 1..), and returns when every task
 // is done. One pool per Translator.
 //
-// Tasks are claimed one at a time from a shared counter, and the call waits for the *tasks*, not
-// for the workers: a worker the OS has descheduled (the other core busy) costs nothing, the caller
-// simply runs the tasks itself. Workers spin briefly for the next job (a decoder step issues
+// Task i belongs first to thread i * threads / n: each thread runs its own contiguous range,
+// then claims, one at a time, what is left of the others' (thread_pool.cc). The same split of a
+// layer thus lands on the same thread step after step (its weights stay in that core's caches),
+// a slower core gives its last tasks away, and the call waits for the *tasks*, not for the
+// workers: a worker the OS has descheduled (the other core busy) costs nothing, the caller simply
+// runs the tasks itself. Workers spin briefly for the next job (a decoder step issues
 // dozens of small ones back to back), then sleep on a condition variable.
 //
 // Synchronisation is std::atomic and std::mutex only, so ThreadSanitizer sees every edge.

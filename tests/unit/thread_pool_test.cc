@@ -1,0 +1,88 @@
+// The fork-join pool of the layers (runtime/src/thread_pool.h): every task runs exactly once, on
+// a valid thread, for any task count (including counts past one job's limit, split into
+// consecutive jobs) and thread count; jobs run back to back; and a thread stuck in a task never
+// holds up the tasks of its own range: the other threads take them.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "thread_pool.h"
+
+namespace mtlite {
+namespace detail {
+namespace {
+
+TEST(ThreadPool, EveryTaskRunsOnceOnAValidThread) {
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool;
+    ASSERT_TRUE(pool.Init(threads).ok());
+    EXPECT_EQ(pool.threads(), threads);
+    for (int n : {0, 1, 2, 3, 5, 7, 8, 64, 1001, 0xffff, 0xffff + 1, 2 * 0xffff + 3}) {
+      std::unique_ptr<std::atomic<int>[]> runs(new std::atomic<int>[size_t(n > 0 ? n : 1)]);
+      for (int i = 0; i < n; ++i) runs[size_t(i)] = 0;
+      std::atomic<int> bad_thread{0};
+      pool.ParallelFor(n, [&](int i, int thread) {
+        runs[size_t(i)].fetch_add(1, std::memory_order_relaxed);
+        if (thread < 0 || thread >= threads) bad_thread.fetch_add(1, std::memory_order_relaxed);
+      });
+      int wrong = 0;
+      for (int i = 0; i < n; ++i) wrong += runs[size_t(i)].load() != 1;
+      EXPECT_EQ(wrong, 0) << threads << " threads, " << n << " tasks";
+      EXPECT_EQ(bad_thread.load(), 0) << threads << " threads, " << n << " tasks";
+    }
+  }
+}
+
+TEST(ThreadPool, ManyJobsBackToBack) {
+  ThreadPool pool;
+  ASSERT_TRUE(pool.Init(3).ok());
+  std::vector<int> out(16);
+  long long total = 0;
+  for (int job = 0; job < 20000; ++job) {
+    const int n = 1 + job % 16;
+    pool.ParallelFor(n, [&](int i, int) { out[size_t(i)] = job + i; });  // each slot written by one task
+    for (int i = 0; i < n; ++i) total += out[size_t(i)] - job;
+  }
+  long long want = 0;
+  for (int job = 0; job < 20000; ++job)
+    for (int i = 0; i < 1 + job % 16; ++i) want += i;
+  EXPECT_EQ(total, want);
+}
+
+// The first task a worker runs blocks until every other task of the job is done: the job can only
+// finish if the other threads take the rest of that worker's range. (If the caller ran every task
+// itself, no worker task blocks and the job finishes all the same.) A pool that left a range to
+// its owner would wait here until the 10 s timeout and fail.
+TEST(ThreadPool, AStuckThreadsTasksAreTakenByTheOthers) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool;
+    ASSERT_TRUE(pool.Init(threads).ok());
+    for (int round = 0; round < 20; ++round) {
+      const int n = 24;
+      std::atomic<int> done{0}, blocked{0}, timeouts{0};
+      pool.ParallelFor(n, [&](int, int thread) {
+        if (thread > 0 && blocked.exchange(1) == 0) {
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (done.load() < n - 1) {
+            if (std::chrono::steady_clock::now() > deadline) {
+              timeouts.fetch_add(1);
+              break;
+            }
+            std::this_thread::yield();
+          }
+        }
+        done.fetch_add(1);
+      });
+      EXPECT_EQ(done.load(), n);
+      EXPECT_EQ(timeouts.load(), 0) << threads << " threads, round " << round;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace detail
+}  // namespace mtlite

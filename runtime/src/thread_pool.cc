@@ -45,8 +45,8 @@ constexpr int kSpinIterations = 20000;
 
 }  // namespace
 
-// The job slot. Task i of an n-task job belongs first to thread i * threads / n (contiguous
-// ranges, thread 0 — the caller — the first): every thread runs its own range from the front,
+// The job slot. Thread t owns tasks [t * n / threads, (t + 1) * n / threads) of an n-task job
+// (thread 0, the caller, the first range): every thread runs its own range from the front,
 // then takes what is left of the others' ranges from their back. A layer split the same way
 // step after step thus gives each thread the same output columns (their weights stay in its
 // caches), and a thread that runs slower (a busy or a smaller core) simply loses its last tasks
@@ -158,7 +158,8 @@ Status ThreadPool::Init(int threads) {
     try {
       shared_->workers.emplace_back([s = shared_, t] { s->Loop(t); });
     } catch (...) {
-      threads_ = t;  // run with the workers that started
+      threads_ = t;  // run with the workers that started (no job has been posted yet)
+      shared_->threads = t;
       return Status(StatusCode::kResourceExhausted, "cannot start worker thread " + std::to_string(t));
     }
   }

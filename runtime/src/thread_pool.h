@@ -2,7 +2,7 @@
 // the calling thread (thread 0) and the pool's workers (threads 1..), and returns when every task
 // is done. One pool per Translator.
 //
-// Task i belongs first to thread i * threads / n: each thread runs its own contiguous range,
+// Thread t owns tasks [t * n / threads, (t + 1) * n / threads): each thread runs its own range,
 // then claims, one at a time, what is left of the others' (thread_pool.cc). The same split of a
 // layer thus lands on the same thread step after step (its weights stay in that core's caches),
 // a slower core gives its last tasks away, and the call waits for the *tasks*, not for the

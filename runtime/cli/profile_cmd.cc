@@ -13,8 +13,8 @@
 #include <cstring>
 #include <map>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "commands.h"

@@ -170,7 +170,7 @@ void ThreadPool::Run(int n, TaskFn fn, void* ctx) const {
   Shared& s = *shared_;
   for (int base = 0; base < n; base += Shared::kMaxTasks) {
     const int count = n - base < Shared::kMaxTasks ? n - base : Shared::kMaxTasks;
-    // More tasks than a claim word counts: run them as consecutive jobs of offset tasks.
+    // More tasks than a range word counts (16 bits): run them as consecutive jobs of offset tasks.
     struct Offset {
       TaskFn fn;
       void* ctx;

@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <memory>
 #include <thread>
 #include <vector>
 
@@ -22,8 +21,7 @@ TEST(ThreadPool, EveryTaskRunsOnceOnAValidThread) {
     ASSERT_TRUE(pool.Init(threads).ok());
     EXPECT_EQ(pool.threads(), threads);
     for (int n : {0, 1, 2, 3, 5, 7, 8, 64, 1001, 0xffff, 0xffff + 1, 2 * 0xffff + 3}) {
-      std::unique_ptr<std::atomic<int>[]> runs(new std::atomic<int>[size_t(n > 0 ? n : 1)]);
-      for (int i = 0; i < n; ++i) runs[size_t(i)] = 0;
+      std::vector<std::atomic<int>> runs(static_cast<size_t>(n));  // zero-initialized
       std::atomic<int> bad_thread{0};
       pool.ParallelFor(n, [&](int i, int thread) {
         runs[size_t(i)].fetch_add(1, std::memory_order_relaxed);

@@ -6,6 +6,7 @@
 //  * f32 / f16 without XNNPACK: the scalar path (dot products over the stored rows).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -20,9 +21,15 @@ namespace detail {
 
 // Test hook: makes the n-th linear layer run from now (0 = the next one) fail with kInternal, so
 // tests can check that a failure deep in the forward pass reaches the caller as a Status.
+// Safe to hit from several threads (a row-parallel decoder step runs layers on each).
 struct FaultInjector {
-  long countdown = -1;  // < 0: off
-  bool Hit() { return countdown >= 0 && countdown-- == 0; }
+  std::atomic<long> countdown{-1};  // < 0: off
+  bool Hit() {
+    long c = countdown.load(std::memory_order_relaxed);
+    while (c >= 0)
+      if (countdown.compare_exchange_weak(c, c - 1, std::memory_order_relaxed)) return c == 0;
+    return false;
+  }
 };
 
 // What every layer runs with: the kernel table and the translator's thread pool.
@@ -60,6 +67,7 @@ class Linear {
                    const LinearScratch& scratch) const;
   size_t block_bytes(int nblocks) const;  // weight bytes RunBlocks streams
 
+  bool int8() const { return w_ && w_->dtype == WeightType::kInt8; }
   int in_features() const { return w_ ? w_->cols : 0; }
   int out_features() const { return w_ ? w_->rows : 0; }
   size_t weight_bytes() const;  // bytes of the weights (and scales) one Run streams

@@ -74,6 +74,12 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
       if (Status s = dec(l, j).Init(*std::get<0>(w[j]), *std::get<1>(w[j])); !s.ok()) return s;
   }
   if (Status s = out_proj().Init(md.output_proj, md.final_logits_bias); !s.ok()) return s;
+  dec_int8_ = true;
+  for (int l = 0; l < x.Ld; ++l)
+    for (int j = 0; j < kDecOps; ++j) {
+      dec_int8_ = dec_int8_ && dec(l, j).int8();
+      if (j != 5 && j != 6) dec_weight_bytes_ += dec(l, j).weight_bytes();
+    }
 
   // Marian sinusoid (HF MarianSinusoidalPositionalEmbedding), computed when not stored.
   if (pos_enc) layout::MarianSinusoid(x.S, x.d, pos_enc);

@@ -71,9 +71,39 @@ class Transformer {
              const LinearScratch& sc);
   void Norm(Op op, int layer, float* x, int m, const LayerNormView& ln);
 
+  // Rows [r0, r1) of a decoder step's n rows, run on thread `lane`. prof: lane-0 spans (the
+  // step's whole work); parts: a worker lane's trace parts (row-parallel steps).
+  struct Rows {
+    int r0, r1, n, lane;
+    Profiler* prof;
+    Profiler* parts;
+  };
+  // A worker lane's share of one op in the trace (nothing without rows.parts).
+  class PartTimer {
+   public:
+    PartTimer(const Rows& rows, Op op, int layer, int m, int n, int k)
+        : p_(rows.parts), op_(op), layer_(layer), lane_(rows.lane), m_(m), n_(n), k_(k), t0_(p_ ? p_->Now() : 0) {}
+    ~PartTimer() {
+      if (p_) p_->Part(op_, layer_, lane_, t0_, p_->Now(), m_, n_, k_);
+    }
+    PartTimer(const PartTimer&) = delete;
+    PartTimer& operator=(const PartTimer&) = delete;
+
+   private:
+    Profiler* p_;
+    Op op_;
+    int layer_, lane_, m_, n_, k_;
+    uint64_t t0_;
+  };
+  Status DecoderLayers(const Exec& ex, const Rows& rows, int t, const int32_t* slots, const int32_t* tokens,
+                       BeamHistory* history, int align_layer);
+
   const ModelData* md_ = nullptr;
   const ModelConfig* cfg_ = nullptr;
   Exec exec_;
+  ThreadPool serial_;     // no workers: a row-parallel step's layers on one thread
+  bool dec_int8_ = false;  // every decoder projection int8 (row-parallel steps)
+  uint64_t dec_weight_bytes_ = 0;  // what a step's layers read (not the cross K/V projections)
   Dims dims_;
   Linear* ops_ = nullptr;  // in the arena
   int num_ops_ = 0;

@@ -43,7 +43,7 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
   const int smax = smax_;
   {
     Span embed(prof, Op::kDecoderEmbed);
-    PartTimer part(rows, Op::kLinearPart, -1, m, d, 0);
+    PartTimer part(rows.parts, Op::kLinearPart, -1, rows.lane, m, d, 0);
     for (int i = r0; i < rows.r1; ++i) {
       Embed(md_->target_embed, tokens[i], t, pos_dec_, dx_ + size_t(i) * d);
       history->Ancestors(t, slots[i], anc_ + size_t(i) * T);  // KV-cache rows of positions 0..t
@@ -61,14 +61,10 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
   auto lin = [&](Span& span, int l, Linear& L, const float* in, float* y, const float* residual, Act a) {
     span.Work(L.weight_bytes(), uint64_t(n) * uint64_t(L.out_features()) * uint64_t(L.in_features()), n,
               L.out_features(), L.in_features());
-    PartTimer part(rows, Op::kLinearPart, l, m, L.out_features(), L.in_features());
+    PartTimer part(rows.parts, Op::kLinearPart, l, rows.lane, m, L.out_features(), L.in_features());
     const size_t ki = size_t(L.in_features()), ko = size_t(L.out_features());
     return L.Run(ex, in + size_t(r0) * ki, m, y + size_t(r0) * ko, residual ? residual + size_t(r0) * ko : nullptr,
                  a, sc);
-  };
-  auto norm = [&](Op op, int l, const LayerNormView& ln) {
-    Span span(prof, op, l);
-    K.layer_norm(xr, m, d, ln.gamma.data, ln.beta.data, cfg_->layer_norm_eps, xr);
   };
   for (int l = 0; l < x.Ld; ++l) {
     Span layer(prof, Op::kDecoderLayer, l);
@@ -85,7 +81,7 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
       Span attention(prof, Op::kDecSelfAttnCore, l);
       const uint64_t keys = uint64_t(n) * uint64_t(t + 1);
       attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, n, t + 1, hd);
-      PartTimer part(rows, Op::kAttentionPart, l, m, t + 1, hd);
+      PartTimer part(rows.parts, Op::kAttentionPart, l, rows.lane, m, t + 1, hd);
       for (int i = r0; i < rows.r1; ++i) {  // this step's K/V, written once at cache row t*R + slot
         const size_t row = size_t(t) * R + size_t(slots[i]);
         std::memcpy(kc + row * d, dk_ + size_t(i) * d, sizeof(float) * d);
@@ -107,7 +103,7 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
       Span out(prof, Op::kDecSelfAttnOut, l);
       MTLITE_RETURN_IF_ERROR(lin(out, l, dec(l, 3), dctx_, dx_, dx_, Act::kNone));
     }
-    norm(Op::kDecSelfAttnNorm, l, Wt.self_attn_ln);
+    Norm(prof, Op::kDecSelfAttnNorm, l, xr, m, Wt.self_attn_ln);
     // --- cross-attention over the source (its padding never enters), never causal ---
     {
       Span q(prof, Op::kCrossAttnQ, l);
@@ -120,7 +116,7 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
       uint64_t keys = 0;
       for (int i = 0; i < n; ++i) keys += uint64_t(len_[slots[i] / W]);
       attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, n, smax, hd);
-      PartTimer part(rows, Op::kAttentionPart, l, m, smax, hd);
+      PartTimer part(rows.parts, Op::kAttentionPart, l, rows.lane, m, smax, hd);
       ex.pool->ParallelFor(tasks, [&](int task, int thread) {
         const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
         float* scores = scores_ + size_t(rows.lane + task) * scores_stride;
@@ -158,7 +154,7 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
       Span out(prof, Op::kCrossAttnOut, l);
       MTLITE_RETURN_IF_ERROR(lin(out, l, dec(l, 7), dctx_, dx_, dx_, Act::kNone));
     }
-    norm(Op::kCrossAttnNorm, l, Wt.cross_attn_ln);
+    Norm(prof, Op::kCrossAttnNorm, l, xr, m, Wt.cross_attn_ln);
     {  // --- FFN ---
       Span fc1(prof, Op::kDecFfn1, l);
       MTLITE_RETURN_IF_ERROR(lin(fc1, l, dec(l, 8), dx_, dffn_, nullptr, act));
@@ -167,7 +163,7 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
       Span fc2(prof, Op::kDecFfn2, l);
       MTLITE_RETURN_IF_ERROR(lin(fc2, l, dec(l, 9), dffn_, dx_, dx_, Act::kNone));
     }
-    norm(Op::kDecFfnNorm, l, Wt.final_ln);
+    Norm(prof, Op::kDecFfnNorm, l, xr, m, Wt.final_ln);
   }
   return Status::Ok();
 }
@@ -183,9 +179,10 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
   if (dec_int8_ && threads > 1 && n >= min_rows * threads) {
     std::atomic<int> failed{-1};
     Status error;
+    uint64_t lane0_end = 0;
     // Task 0's runner records the lane-0 spans, whichever thread it is: the calling thread
-    // touches the profiler only after ParallelFor returns (which orders the two). Workers add
-    // their trace parts.
+    // touches the profiler only after ParallelFor returns (which orders the two), then adds the
+    // wait from the end of task 0 to the join. Workers add their trace parts.
     exec_.pool->ParallelFor(threads, [&](int task, int thread) {
       const Rows rows{int(int64_t(n) * task / threads), int(int64_t(n) * (task + 1) / threads), n, thread,
                       task == 0 ? prof : nullptr, task > 0 && thread > 0 ? prof : nullptr};
@@ -193,10 +190,12 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
       ex.pool = &serial_;
       ex.prof = rows.prof;
       Status s = DecoderLayers(ex, rows, t, slots, tokens, history, align_layer);
+      if (rows.prof) lane0_end = rows.prof->Now();
       int none = -1;
       if (!s.ok() && failed.compare_exchange_strong(none, task)) error = std::move(s);
     });
     if (failed.load() >= 0) return error;
+    if (prof) prof->Join(Op::kDecoderJoin, lane0_end);
   } else {
     MTLITE_RETURN_IF_ERROR(DecoderLayers(exec_, Rows{0, n, n, 0, prof, nullptr}, t, slots, tokens, history, align_layer));
   }

@@ -1,5 +1,6 @@
 // The encoder, and the cross-attention K/V it leaves for the decoder (once per sentence).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -12,83 +13,183 @@ namespace detail {
 
 using kernels::Act;
 
+// Row-parallel encoding (the decoder's counterpart: decoder_step.cc): with int8 weights, >= 32
+// rows per thread and at least two sentences, each thread embeds and encodes whole sentences,
+// every layer in one fork-join and the cross K/V in a second, instead of a fork-join per op with
+// a thread's attention reading q/k/v rows another core wrote. Each thread reads every weight; 32+ rows
+// reuse each load enough. The sentences split by rows, so the threads' shares differ by at
+// most one sentence. Same bits: a row's result never depends on the other rows.
+constexpr int kEncRowParallelMinRows = 32;
+// FFN rows a thread runs at a time in its share of the FFN buffer (C rows in all), at least.
+constexpr int kEncRowParallelMinChunk = 8;
+
 Status Transformer::Encode(const int32_t* src_ids, const int* src_len, int nb, int smax) {
-  const kernels::KernelTable& K = *exec_.K;
   Profiler* prof = exec_.prof;
   const Dims& x = dims_;
-  const int d = x.d, H = cfg_->encoder_heads, hd = d / H;
-  const float scaling = 1.0f / std::sqrt(float(hd));
   smax_ = smax;
   len_ = src_len;
   off_[0] = 0;
   for (int b = 0; b < nb; ++b) off_[b + 1] = off_[b] + src_len[b];
   const int rows = off_[nb];  // real tokens only: no padding row is computed
-  const LinearScratch& sc = enc_scratch_;
+  const int threads = exec_.pool->threads();
+  const EncPart whole{0, nb, 0, enc_quant_bytes_, enc_quant_rows_, enc_scratch_, effn_, x.C, prof, nullptr};
+  const int tasks = std::min(threads, nb);
+  const bool row_parallel = enc_int8_ && tasks > 1 && rows >= kEncRowParallelMinRows * threads &&
+                            x.C / threads >= kEncRowParallelMinChunk;
+  // Runs stage(ex, part) on each task's sentences (those whose first row falls in the task's
+  // share of the rows), each thread (lane) with its own part of the quantization scratch and of
+  // the FFN buffer. Task 0's runner records the lane-0 spans, whichever thread it is: the calling
+  // thread holds the enclosing span open and touches the profiler only after ParallelFor returns,
+  // then records the wait from the end of task 0 to the join as `join` (kNumOps: none).
+  auto run = [&](Op join, auto&& stage) -> Status {
+    if (!row_parallel) return stage(exec_, whole);
+    const int ffn_rows = x.C / threads;
+    const size_t lane_bytes = enc_quant_bytes_ / size_t(threads);
+    const int lane_rows = enc_quant_rows_ / threads;
+    auto first = [&](int k) {
+      int b = 0;
+      while (b < nb && int64_t(off_[b]) * tasks < int64_t(rows) * k) ++b;
+      return b;
+    };
+    std::atomic<int> failed{-1};
+    Status error;
+    uint64_t lane0_end = 0;
+    exec_.pool->ParallelFor(tasks, [&](int task, int thread) {
+      const EncPart part{first(task), task + 1 == tasks ? nb : first(task + 1), thread, lane_bytes, lane_rows,
+                         {enc_scratch_.quantized + size_t(thread) * lane_bytes,
+                          enc_scratch_.quant_scales + size_t(thread) * lane_rows, enc_scratch_.staging},
+                         effn_ + size_t(thread) * ffn_rows * x.F_enc, ffn_rows,
+                         task == 0 ? prof : nullptr, task > 0 && thread > 0 ? prof : nullptr};
+      Exec ex = exec_;
+      ex.pool = &serial_;
+      ex.prof = part.prof;
+      Status s = stage(ex, part);
+      if (part.prof) lane0_end = part.prof->Now();
+      int none = -1;
+      if (!s.ok() && failed.compare_exchange_strong(none, task)) error = std::move(s);
+    });
+    if (failed.load() >= 0) return error;
+    if (prof && join != Op::kNumOps) prof->Join(join, lane0_end);
+    return Status::Ok();
+  };
   {
     Span encoder(prof, Op::kEncoder);
-    {
-      Span embed(prof, Op::kEncoderEmbed);
-      for (int b = 0; b < nb; ++b)
-        for (int i = 0; i < src_len[b]; ++i)
-          Embed(md_->source_embed, src_ids[size_t(b) * x.S + i], i, pos_enc_, ex_ + size_t(off_[b] + i) * d);
-    }
-    const Act act = ToAct(cfg_->activation);
-    const int scores_stride = std::max(x.S, x.T);
-    for (int l = 0; l < x.Le; ++l) {
-      Span layer(prof, Op::kEncoderLayer, l);
-      const EncoderLayerView& W = md_->encoder[size_t(l)];
-      {  // --- self-attention: each sentence over its own rows (padding never enters) ---
-        Span qkv(prof, Op::kEncSelfAttnQKV, l);
-        MTLITE_RETURN_IF_ERROR(Lin(qkv, enc(l, 0), ex_, rows, eq_, nullptr, Act::kNone, sc));
-        MTLITE_RETURN_IF_ERROR(Lin(qkv, enc(l, 1), ex_, rows, ek_, nullptr, Act::kNone, sc));
-        MTLITE_RETURN_IF_ERROR(Lin(qkv, enc(l, 2), ex_, rows, ev_, nullptr, Act::kNone, sc));
-      }
-      {
-        Span attention(prof, Op::kEncSelfAttnCore, l);
-        uint64_t keys = 0;
-        for (int b = 0; b < nb; ++b) keys += uint64_t(src_len[b]) * uint64_t(src_len[b]);
-        attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, rows, smax, hd);
-        // per (sentence, head): each query row over the sentence's own keys
-        const int tasks = std::max(1, std::min(x.threads, nb * H));
-        exec_.pool->ParallelFor(tasks, [&](int task, int thread) {
-          const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
-          float* scores = scores_ + size_t(task) * scores_stride;
-          for (int bh = task; bh < nb * H; bh += tasks) {
-            const int b = bh / H, h = bh % H, n = src_len[b];
-            const size_t first = size_t(off_[b]) * d + size_t(h) * hd;
-            for (int i = 0; i < n; ++i) {
-              const size_t row = first + size_t(i) * d;
-              Attend(K, eq_ + row, ek_ + first, ev_ + first, d, nullptr, n, hd, scaling, nullptr, scores, ectx_ + row);
-            }
-          }
-          if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), rows, smax, hd);
-        });
-      }
-      {
-        Span out(prof, Op::kEncSelfAttnOut, l);
-        MTLITE_RETURN_IF_ERROR(Lin(out, enc(l, 3), ectx_, rows, ex_, ex_, Act::kNone, sc));  // + residual
-      }
-      Norm(Op::kEncSelfAttnNorm, l, ex_, rows, W.self_attn_ln);
-      // --- FFN, in chunks of C rows ---
-      for (int r0 = 0; r0 < rows; r0 += x.C) {
-        const int m = std::min(x.C, rows - r0);
-        float* h = ex_ + size_t(r0) * d;
-        {
-          Span fc1(prof, Op::kEncFfn1, l);
-          MTLITE_RETURN_IF_ERROR(Lin(fc1, enc(l, 4), h, m, effn_, nullptr, act, sc));
-        }
-        Span fc2(prof, Op::kEncFfn2, l);
-        MTLITE_RETURN_IF_ERROR(Lin(fc2, enc(l, 5), effn_, m, h, h, Act::kNone, sc));
-      }
-      Norm(Op::kEncFfnNorm, l, ex_, rows, W.final_ln);
-    }
+    MTLITE_RETURN_IF_ERROR(
+        run(Op::kEncoderJoin, [&](const Exec& ex, const EncPart& part) { return EncodeSentences(ex, part, src_ids, nb); }));
   }
-  // Cross-attention K/V of every decoder layer, once per sentence.
+  // Cross-attention K/V of every decoder layer, once per sentence: the span counts every row.
   Span cross(prof, Op::kCrossKV);
-  const size_t layer_stride = size_t(x.B) * x.S * d;  // [layer][packed source row][d]
-  for (int l = 0; l < x.Ld; ++l) {
-    MTLITE_RETURN_IF_ERROR(Lin(cross, dec(l, 5), ex_, rows, ck_ + l * layer_stride, nullptr, Act::kNone, sc));
-    MTLITE_RETURN_IF_ERROR(Lin(cross, dec(l, 6), ex_, rows, cv_ + l * layer_stride, nullptr, Act::kNone, sc));
+  for (int l = 0; l < x.Ld; ++l)
+    for (int w : {5, 6}) {
+      Linear& L = dec(l, w);
+      cross.Work(L.weight_bytes(), uint64_t(rows) * uint64_t(L.out_features()) * uint64_t(L.in_features()), rows,
+                 L.out_features(), L.in_features());
+    }
+  return run(Op::kNumOps, [&](const Exec& ex, const EncPart& part) {
+    const size_t layer_stride = size_t(x.B) * x.S * x.d;  // [layer][packed source row][d]
+    const int r0 = off_[part.b0], m = off_[part.b1] - r0;
+    for (int l = 0; l < x.Ld; ++l) {
+      MTLITE_RETURN_IF_ERROR(EncLinear(ex, part, -1, dec(l, 5), m, ex_, r0, ck_ + l * layer_stride, r0, false, Act::kNone));
+      MTLITE_RETURN_IF_ERROR(EncLinear(ex, part, -1, dec(l, 6), m, ex_, r0, cv_ + l * layer_stride, r0, false, Act::kNone));
+    }
+    return Status::Ok();
+  });
+}
+
+// One linear layer over n rows of a part (input from row in_row of `in`, output to row y_row of
+// y, plus y itself with `residual`), in runs of as many rows as the part's quantization scratch
+// holds; a worker lane's trace part.
+Status Transformer::EncLinear(const Exec& ex, const EncPart& part, int layer, Linear& L, int n, const float* in,
+                              int in_row, float* y, int y_row, bool residual, Act act) {
+  const int k = L.in_features(), o = L.out_features();
+  PartTimer timer(part.parts, Op::kLinearPart, layer, part.lane, n, o, k);
+  const int step = L.int8() ? int(std::min<size_t>(size_t(part.quant_rows), part.quant_bytes / size_t(kernels::RoundUp(k, 4))))
+                            : std::max(n, 1);  // f32/f16: no quantization scratch
+  if (step < 1) return Status(StatusCode::kInternal, "encoder: no quantization scratch for a row");
+  for (int i = 0; i < n; i += step) {
+    const int c = std::min(step, n - i);
+    const size_t xi = size_t(in_row + i) * size_t(k), yi = size_t(y_row + i) * size_t(o);
+    MTLITE_RETURN_IF_ERROR(L.Run(ex, in + xi, c, y + yi, residual ? y + yi : nullptr, act, part.sc));
+  }
+  return Status::Ok();
+}
+
+// Sentences [b0, b1) of the batch's nb: embedding and every layer, with `ex`: the translator's
+// pool (all sentences, one op at a time, large ops split inside) or, row-parallel, a serial pool
+// on one lane. Spans record the whole batch's work. (No early return for a part without rows:
+// its spans may be the call's lane-0 record.)
+Status Transformer::EncodeSentences(const Exec& ex, const EncPart& part, const int32_t* src_ids, int nb) {
+  const kernels::KernelTable& K = *ex.K;
+  Profiler* prof = part.prof;
+  const Dims& x = dims_;
+  const int d = x.d, H = cfg_->encoder_heads, hd = d / H, smax = smax_;
+  const float scaling = 1.0f / std::sqrt(float(hd));
+  const int r0 = off_[part.b0], r1 = off_[part.b1], rows = off_[nb], m = r1 - r0;
+  // a linear layer over n of the part's rows; `work` rows of the batch go to the span
+  auto lin = [&](Span& span, int l, Linear& L, int n, int work, const float* in, int in_row, float* y, int y_row,
+                 bool residual, Act act) -> Status {
+    span.Work(L.weight_bytes(), uint64_t(work) * uint64_t(L.out_features()) * uint64_t(L.in_features()), work,
+              L.out_features(), L.in_features());
+    return EncLinear(ex, part, l, L, n, in, in_row, y, y_row, residual, act);
+  };
+  {
+    Span embed(prof, Op::kEncoderEmbed);
+    for (int b = part.b0; b < part.b1; ++b)
+      for (int i = 0; i < len_[b]; ++i)
+        Embed(md_->source_embed, src_ids[size_t(b) * x.S + i], i, pos_enc_, ex_ + size_t(off_[b] + i) * d);
+  }
+  const Act act = ToAct(cfg_->activation);
+  const int scores_stride = std::max(x.S, x.T);
+  for (int l = 0; l < x.Le; ++l) {
+    Span layer(prof, Op::kEncoderLayer, l);
+    const EncoderLayerView& W = md_->encoder[size_t(l)];
+    {  // --- self-attention: each sentence over its own rows (padding never enters) ---
+      Span qkv(prof, Op::kEncSelfAttnQKV, l);
+      MTLITE_RETURN_IF_ERROR(lin(qkv, l, enc(l, 0), m, rows, ex_, r0, eq_, r0, false, Act::kNone));
+      MTLITE_RETURN_IF_ERROR(lin(qkv, l, enc(l, 1), m, rows, ex_, r0, ek_, r0, false, Act::kNone));
+      MTLITE_RETURN_IF_ERROR(lin(qkv, l, enc(l, 2), m, rows, ex_, r0, ev_, r0, false, Act::kNone));
+    }
+    {
+      Span attention(prof, Op::kEncSelfAttnCore, l);
+      uint64_t keys = 0;
+      for (int b = 0; b < nb; ++b) keys += uint64_t(len_[b]) * uint64_t(len_[b]);
+      attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, rows, smax, hd);
+      PartTimer timer(part.parts, Op::kAttentionPart, l, part.lane, m, smax, hd);
+      // per (sentence, head): each query row over the sentence's own keys
+      const int nbh = (part.b1 - part.b0) * H;
+      const int tasks = std::max(1, std::min(ex.pool->threads(), nbh));
+      ex.pool->ParallelFor(tasks, [&](int task, int thread) {
+        const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
+        float* scores = scores_ + size_t(part.lane + task) * scores_stride;
+        for (int bh = task; bh < nbh; bh += tasks) {
+          const int b = part.b0 + bh / H, h = bh % H, n = len_[b];
+          const size_t first = size_t(off_[b]) * d + size_t(h) * hd;
+          for (int i = 0; i < n; ++i) {
+            const size_t row = first + size_t(i) * d;
+            Attend(K, eq_ + row, ek_ + first, ev_ + first, d, nullptr, n, hd, scaling, nullptr, scores, ectx_ + row);
+          }
+        }
+        if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), rows, smax, hd);
+      });
+    }
+    {
+      Span out(prof, Op::kEncSelfAttnOut, l);
+      MTLITE_RETURN_IF_ERROR(lin(out, l, enc(l, 3), m, rows, ectx_, r0, ex_, r0, true, Act::kNone));  // + residual
+    }
+    Norm(prof, Op::kEncSelfAttnNorm, l, ex_ + size_t(r0) * d, m, W.self_attn_ln);
+    // --- FFN, in chunks of the part's FFN rows; each chunk's span counts its share of the
+    // batch's rows (all of them over the part's chunks) ---
+    for (int c0 = 0; c0 < m; c0 += part.ffn_rows) {
+      const int c = std::min(part.ffn_rows, m - c0);
+      const int work = int(int64_t(rows) * (c0 + c) / m - int64_t(rows) * c0 / m);
+      {
+        Span fc1(prof, Op::kEncFfn1, l);
+        MTLITE_RETURN_IF_ERROR(lin(fc1, l, enc(l, 4), c, work, ex_, r0 + c0, part.ffn, 0, false, act));
+      }
+      Span fc2(prof, Op::kEncFfn2, l);
+      MTLITE_RETURN_IF_ERROR(lin(fc2, l, enc(l, 5), c, work, part.ffn, 0, ex_, r0 + c0, true, Act::kNone));
+    }
+    Norm(prof, Op::kEncFfnNorm, l, ex_ + size_t(r0) * d, m, W.final_ln);
   }
   return Status::Ok();
 }

@@ -28,6 +28,7 @@ const OpInfo kOps[int(Op::kNumOps)] = {
     {"encoder.ffn.fc1", "encoder", Op::kEncoderLayer},
     {"encoder.ffn.fc2", "encoder", Op::kEncoderLayer},
     {"encoder.ffn.norm", "encoder", Op::kEncoderLayer},
+    {"encoder.join", "encoder", Op::kEncoder},
     {"cross_kv", "cross_kv", Op::kTranslate},
     {"decoder.step", "decoder.other", Op::kTranslate},
     {"decoder.embed", "decoder.other", Op::kDecoderStep},
@@ -43,6 +44,7 @@ const OpInfo kOps[int(Op::kNumOps)] = {
     {"decoder.ffn.fc1", "decoder.ffn", Op::kDecoderLayer},
     {"decoder.ffn.fc2", "decoder.ffn", Op::kDecoderLayer},
     {"decoder.ffn.norm", "decoder.ffn", Op::kDecoderLayer},
+    {"decoder.join", "decoder.other", Op::kDecoderStep},
     {"output_projection", "output_projection", Op::kDecoderStep},
     {"search", "search", Op::kTranslate},
     {"search.log_softmax", "search", Op::kSearch},
@@ -60,10 +62,11 @@ Op OpParent(Op op) { return op < Op::kNumOps ? kOps[int(op)].parent : kRoot; }
 
 size_t ProfileEventsFor(int encoder_layers, int decoder_layers, int max_target_tokens, int threads) {
   const size_t parts = threads > 1 ? size_t(2 * threads) : 0;  // worker shares per parallel op
-  // lane 0: encoder layer = 1 + 3 qkv + attention + out + norm + fc1 + fc2 + norm (+ FFN chunks)
-  const size_t encoder = 3 + size_t(encoder_layers) * (12 + 10 * parts) + 2 + 4 * parts;
-  // decoder step: step + embed + output projection + search, per layer 1 + 16 spans (+ parts)
-  const size_t step = 4 + parts + size_t(decoder_layers) * (17 + 12 * parts);
+  // lane 0: encoder layer = 1 + 3 qkv + attention + out + norm + fc1 + fc2 + norm (+ FFN chunks),
+  // + the encoder's join (row-parallel)
+  const size_t encoder = 4 + size_t(encoder_layers) * (12 + 10 * parts) + 2 + 4 * parts;
+  // decoder step: step + embed + output projection + search + join, per layer 1 + 16 spans (+ parts)
+  const size_t step = 5 + parts + size_t(decoder_layers) * (17 + 12 * parts);
   return 8 + encoder + size_t(max_target_tokens) * step;
 }
 

@@ -43,6 +43,7 @@ enum class Op : uint8_t {
   kEncFfn1,
   kEncFfn2,
   kEncFfnNorm,
+  kEncoderJoin,       // row-parallel: lane 0 waits for the other threads' rows
   kCrossKV,
   kDecoderStep,
   kDecoderEmbed,
@@ -58,6 +59,7 @@ enum class Op : uint8_t {
   kDecFfn1,
   kDecFfn2,
   kDecFfnNorm,
+  kDecoderJoin,       // row-parallel: lane 0 waits for the other threads' rows
   kOutputProjection,
   kSearch,
   kSearchLogSoftmax,  // aggregate only (interleaved per row inside kSearch)
@@ -108,6 +110,9 @@ class Profiler {
              int k);
   // Aggregate-only time in counter units (search sub-parts).
   void Add(Op op, uint64_t ticks, uint64_t calls);
+  // A lane-0 span of `op` from t0 until now, recorded when it ends: the wait of a row-parallel
+  // call's lane 0 (it finished its rows at t0) for the other threads.
+  void Join(Op op, uint64_t t0) { Close(Open(op, -1, step_, t0), op, -1, t0, Now(), 0, 0, 0, 0, 0); }
   // A worker lane's span (trace only).
   void Part(Op op, int layer, int lane, uint64_t t0, uint64_t t1, int m, int n, int k);
 

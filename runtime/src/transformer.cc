@@ -46,6 +46,8 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
   anc_ = plan.Get<int32_t>(arena, kBufAncestors);
   enc_scratch_ = {plan.Get<int8_t>(arena, kBufEncQuant), plan.Get<float>(arena, kBufEncQuantScale),
                   plan.Get<float>(arena, kBufEncStaging)};
+  enc_quant_bytes_ = plan.buffer(kBufEncQuant).bytes;
+  enc_quant_rows_ = int(plan.buffer(kBufEncQuantScale).bytes / sizeof(float));
   dec_scratch_ = {plan.Get<int8_t>(arena, kBufDecQuant), plan.Get<float>(arena, kBufDecQuantScale),
                   plan.Get<float>(arena, kBufDecStaging)};
 
@@ -74,11 +76,14 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
       if (Status s = dec(l, j).Init(*std::get<0>(w[j]), *std::get<1>(w[j])); !s.ok()) return s;
   }
   if (Status s = out_proj().Init(md.output_proj, md.final_logits_bias); !s.ok()) return s;
-  dec_int8_ = true;
+  dec_int8_ = enc_int8_ = true;
+  for (int l = 0; l < x.Le; ++l)
+    for (int j = 0; j < kEncOps; ++j) enc_int8_ = enc_int8_ && enc(l, j).int8();
   for (int l = 0; l < x.Ld; ++l)
     for (int j = 0; j < kDecOps; ++j) {
       dec_int8_ = dec_int8_ && dec(l, j).int8();
       if (j != 5 && j != 6) dec_weight_bytes_ += dec(l, j).weight_bytes();
+      if (j == 5 || j == 6) enc_int8_ = enc_int8_ && dec(l, j).int8();
     }
 
   // Marian sinusoid (HF MarianSinusoidalPositionalEmbedding), computed when not stored.
@@ -94,8 +99,8 @@ Status Transformer::Lin(Span& span, Linear& L, const float* x, int m, float* y, 
   return L.Run(exec_, x, m, y, residual, act, sc);
 }
 
-void Transformer::Norm(Op op, int layer, float* x, int m, const LayerNormView& ln) {
-  Span span(exec_.prof, op, layer);
+void Transformer::Norm(Profiler* prof, Op op, int layer, float* x, int m, const LayerNormView& ln) {
+  Span span(prof, op, layer);
   exec_.K->layer_norm(x, m, dims_.d, ln.gamma.data, ln.beta.data, cfg_->layer_norm_eps, x);
 }
 

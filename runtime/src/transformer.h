@@ -69,7 +69,8 @@ class Transformer {
   // One linear layer inside `span` (adds its weight bytes, MACs and shape to the span).
   Status Lin(Span& span, Linear& L, const float* x, int m, float* y, const float* residual, kernels::Act act,
              const LinearScratch& sc);
-  void Norm(Op op, int layer, float* x, int m, const LayerNormView& ln);
+  // LayerNorm of m rows in place, inside a span of `prof` (null: none).
+  void Norm(Profiler* prof, Op op, int layer, float* x, int m, const LayerNormView& ln);
 
   // Rows [r0, r1) of a decoder step's n rows, run on thread `lane`. prof: lane-0 spans (the
   // step's whole work); parts: a worker lane's trace parts (row-parallel steps).
@@ -78,11 +79,24 @@ class Transformer {
     Profiler* prof;
     Profiler* parts;
   };
-  // A worker lane's share of one op in the trace (nothing without rows.parts).
+  // Sentences [b0, b1) of an encoder call, on thread `lane`, with its part of the quantization
+  // scratch (quant_bytes, quant_rows scales) and of the FFN buffer (ffn_rows rows); prof, parts as
+  // in Rows.
+  struct EncPart {
+    int b0, b1, lane;
+    size_t quant_bytes;
+    int quant_rows;
+    LinearScratch sc;
+    float* ffn;
+    int ffn_rows;
+    Profiler* prof;
+    Profiler* parts;
+  };
+  // A worker lane's share of one op in the trace (nothing without a profiler).
   class PartTimer {
    public:
-    PartTimer(const Rows& rows, Op op, int layer, int m, int n, int k)
-        : p_(rows.parts), op_(op), layer_(layer), lane_(rows.lane), m_(m), n_(n), k_(k), t0_(p_ ? p_->Now() : 0) {}
+    PartTimer(Profiler* parts, Op op, int layer, int lane, int m, int n, int k)
+        : p_(parts), op_(op), layer_(layer), lane_(lane), m_(m), n_(n), k_(k), t0_(p_ ? p_->Now() : 0) {}
     ~PartTimer() {
       if (p_) p_->Part(op_, layer_, lane_, t0_, p_->Now(), m_, n_, k_);
     }
@@ -97,11 +111,15 @@ class Transformer {
   };
   Status DecoderLayers(const Exec& ex, const Rows& rows, int t, const int32_t* slots, const int32_t* tokens,
                        BeamHistory* history, int align_layer);
+  Status EncodeSentences(const Exec& ex, const EncPart& part, const int32_t* src_ids, int nb);
+  Status EncLinear(const Exec& ex, const EncPart& part, int layer, Linear& L, int n, const float* in, int in_row,
+                   float* y, int y_row, bool residual, kernels::Act act);
 
   const ModelData* md_ = nullptr;
   const ModelConfig* cfg_ = nullptr;
   Exec exec_;
-  ThreadPool serial_;     // no workers: a row-parallel step's layers on one thread
+  ThreadPool serial_;     // no workers: a row-parallel call's layers on one thread
+  bool enc_int8_ = false;  // every encoder projection and the cross K/V int8 (row-parallel encoding)
   bool dec_int8_ = false;  // every decoder projection int8 (row-parallel steps)
   uint64_t dec_weight_bytes_ = 0;  // what a step's layers read (not the cross K/V projections)
   Dims dims_;
@@ -124,6 +142,8 @@ class Transformer {
   float *kcache_ = nullptr, *vcache_ = nullptr;  // [Ld][T][R][d]
   int32_t* anc_ = nullptr;          // [R][T]
   LinearScratch enc_scratch_, dec_scratch_;
+  size_t enc_quant_bytes_ = 0;  // enc_scratch_: quantized bytes, and
+  int enc_quant_rows_ = 0;      // rows of scales (arena_plan.cc)
 };
 
 }  // namespace detail

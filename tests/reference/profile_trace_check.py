@@ -38,6 +38,7 @@ PARENT = {
     "encoder.ffn.fc1": "encoder.layer",
     "encoder.ffn.fc2": "encoder.layer",
     "encoder.ffn.norm": "encoder.layer",
+    "encoder.join": "encoder",
     "cross_kv": "translate",
     "decoder.step": "translate",
     "decoder.embed": "decoder.step",
@@ -53,6 +54,7 @@ PARENT = {
     "decoder.ffn.fc1": "decoder.layer",
     "decoder.ffn.fc2": "decoder.layer",
     "decoder.ffn.norm": "decoder.layer",
+    "decoder.join": "decoder.step",
     "output_projection": "decoder.step",
     "search": "translate",
     "finish": "translate",
@@ -64,6 +66,10 @@ LINEAR_OPS = {"encoder.self_attn.qkv", "encoder.self_attn.out", "encoder.ffn.fc1
               "decoder.cross_attn.out", "decoder.ffn.fc1", "decoder.ffn.fc2", "output_projection"}
 ATTENTION_OPS = {"encoder.self_attn.attention", "decoder.self_attn.attention", "decoder.cross_attn.attention"}
 WORKER = {"linear.part": LINEAR_OPS, "attention.part": ATTENTION_OPS}
+# Row-parallel calls: a worker runs every op of its own rows between two joins, so its part of an
+# op need not overlap the calling thread's span of that op, only the span around the fork-join.
+ROW_PARALLEL = {"encoder": {o for o in LINEAR_OPS | ATTENTION_OPS if o.startswith("encoder.")},
+                "decoder.step": {o for o in LINEAR_OPS | ATTENTION_OPS if o.startswith("decoder.")}}
 COMPONENTS = ["tokenizer", "encoder", "cross_kv", "decoder.self_attn", "decoder.cross_attn", "decoder.ffn",
               "decoder.other", "output_projection", "search", "finish", "other"]
 REPORT_KEYS = {
@@ -233,6 +239,7 @@ class Checker:
             by_call.setdefault(e["args"]["call"], []).append((start, end, e["name"], e["args"].get("layer", -1)))
         for v in by_call.values():
             v.sort()
+        outer = {c: [(s0, s1, op) for s0, s1, op, _ in v if op in ROW_PARALLEL] for c, v in by_call.items()}
         for start, end, e in workers:
             name = e["name"]
             if name not in WORKER:
@@ -247,6 +254,10 @@ class Checker:
                 if s0 <= start and end <= s1 and op in WORKER[name]:
                     ok = name == "linear.part" or layer == e["args"].get("layer", -1)
                     break
+            if not ok:  # a row-parallel part: inside the calling thread's encoder / decoder.step
+                box = outer.get(e["args"]["call"], [])
+                j = bisect.bisect_right(box, (start, float("inf")))
+                ok = j > 0 and end <= box[j - 1][1] and bool(ROW_PARALLEL[box[j - 1][2]] & WORKER[name])
             if not ok:
                 self.fail(f"{name} on tid {e['tid']} at {start} ns is not inside a matching span of the calling thread")
 

@@ -141,6 +141,27 @@ class ProfileCliTest(unittest.TestCase):
         names = {e["args"]["name"] for e in t["traceEvents"] if e.get("name") == "thread_name"}
         self.assertEqual(names, {"caller (lane 0)", "worker 1"})
 
+    def test_row_parallel(self):
+        # 8 sentences x beam 4 on 2 threads: the encoder call and every decoder step run row-parallel
+        # (each thread all layers of its rows); the worker's parts lie inside the calling thread's
+        # encoder / decoder.step spans, and lane 0 still records each layer once per call / step.
+        out, t, r, c = self.checked("rows", "--beam", "4", "--batch", "8", "--threads", "2", "--quiet")
+        self.assertGreater(c.stats["worker_spans"], 0)
+        cfg = r["model"]
+        ops = {o["op"]: o for o in r["ops"]}
+        self.assertEqual(r["input"]["calls"], 1)
+        self.assertEqual(r["summary"]["dropped_events"], 0)
+        # lane 0's wait for the other thread at the end of each row-parallel call (the steps while
+        # enough rows are left: finished sentences leave the batch)
+        self.assertGreater(ops["decoder.join"]["calls"], 0)
+        self.assertLess(ops["decoder.join"]["calls"], r["summary"]["decoder_steps"])
+        self.assertEqual(ops["encoder.join"]["calls"], 1)
+        self.assertEqual(ops["decoder.step"]["calls"], r["summary"]["decoder_steps"])
+        self.assertEqual(ops["decoder.layer"]["calls"], r["summary"]["decoder_steps"] * cfg["decoder_layers"])
+        self.assertEqual(ops["encoder.layer"]["calls"], cfg["encoder_layers"])
+        self.assertEqual(ops["decoder.step"]["bytes"],
+                         ops["decoder.layer"]["bytes"] + ops["output_projection"]["bytes"])
+
     def test_json_to_stdout(self):
         out, _ = run([self.bin, "profile", "-m", self.model, "--json", "-", "A dog runs."])
         rep = json.loads(out)

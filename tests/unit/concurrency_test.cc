@@ -236,10 +236,18 @@ TEST(Concurrency, RowParallelStepsMatchOneThread) {
   }
   const ProfileView* p = two.value()->last_profile();
   ASSERT_NE(p, nullptr);
-  uint64_t layers = 0;
-  for (size_t e = 0; e < p->num_entries; ++e)
-    if (std::string(p->entries[e].op) == "decoder.layer") layers += p->entries[e].calls;
+  // Lane 0 records one span per layer and step (decoder) or per layer and call (encoder: the
+  // sentences of one call are split by rows when there are enough of them).
+  uint64_t layers = 0, enc_layers = 0, enc_calls = 0;
+  for (size_t e = 0; e < p->num_entries; ++e) {
+    const std::string op = p->entries[e].op;
+    if (op == "decoder.layer") layers += p->entries[e].calls;
+    if (op == "encoder.layer") enc_layers += p->entries[e].calls;
+    if (op == "encoder") enc_calls += p->entries[e].calls;
+  }
   EXPECT_EQ(layers, uint64_t(p->steps) * uint64_t(model->config().decoder_layers));
+  EXPECT_GT(enc_calls, 0u);
+  EXPECT_EQ(enc_layers, enc_calls * uint64_t(model->config().encoder_layers));
 }
 
 }  // namespace

@@ -180,16 +180,23 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
     std::atomic<int> failed{-1};
     Status error;
     uint64_t lane0_end = 0;
+    int bounds[ThreadPool::kMaxThreads + 1];
+    dec_rows_.Split(n, threads, bounds);  // by the threads' measured speeds
+    const uint64_t fork = kernels::SteadyNs(), fork_ticks = prof ? prof->Now() : 0;
     // Task 0's runner records the lane-0 spans, whichever thread it is: the calling thread
     // touches the profiler only after ParallelFor returns (which orders the two), then adds the
-    // wait from the end of task 0 to the join. Workers add their trace parts.
+    // wait from the end of task 0 to the join; task 0's runner first records the wait from the
+    // fork to its start (waking the workers; longer when the caller ran late on a busy CPU and a
+    // worker took task 0). Workers add their trace parts.
     exec_.pool->ParallelFor(threads, [&](int task, int thread) {
-      const Rows rows{int(int64_t(n) * task / threads), int(int64_t(n) * (task + 1) / threads), n, thread,
-                      task == 0 ? prof : nullptr, task > 0 && thread > 0 ? prof : nullptr};
+      if (task == 0 && prof) prof->Join(Op::kDecoderJoin, fork_ticks);
+      const Rows rows{bounds[task], bounds[task + 1], n, thread, task == 0 ? prof : nullptr,
+                      task > 0 && thread > 0 ? prof : nullptr};
       Exec ex = exec_;
       ex.pool = &serial_;
       ex.prof = rows.prof;
       Status s = DecoderLayers(ex, rows, t, slots, tokens, history, align_layer);
+      dec_rows_.Record(task, thread, rows.r1 - rows.r0, kernels::SteadyNs() - fork);
       if (rows.prof) lane0_end = rows.prof->Now();
       int none = -1;
       if (!s.ok() && failed.compare_exchange_strong(none, task)) error = std::move(s);

@@ -40,21 +40,27 @@ Status Transformer::Encode(const int32_t* src_ids, const int* src_len, int nb, i
   // share of the rows), each thread (lane) with its own part of the quantization scratch and of
   // the FFN buffer. Task 0's runner records the lane-0 spans, whichever thread it is: the calling
   // thread holds the enclosing span open and touches the profiler only after ParallelFor returns,
-  // then records the wait from the end of task 0 to the join as `join` (kNumOps: none).
+  // then records the wait from the end of task 0 to the join as `join` (kNumOps: none); task 0's
+  // runner first records the wait from the fork to its start (a worker took task 0 when the
+  // caller ran late).
   auto run = [&](Op join, auto&& stage) -> Status {
     if (!row_parallel) return stage(exec_, whole);
     const int ffn_rows = x.C / threads;
     const size_t lane_bytes = enc_quant_bytes_ / size_t(threads);
     const int lane_rows = enc_quant_rows_ / threads;
+    int cut[ThreadPool::kMaxThreads + 1];
+    enc_rows_.Split(rows, tasks, cut);  // by the threads' measured speeds
     auto first = [&](int k) {
       int b = 0;
-      while (b < nb && int64_t(off_[b]) * tasks < int64_t(rows) * k) ++b;
+      while (b < nb && off_[b] < cut[k]) ++b;
       return b;
     };
     std::atomic<int> failed{-1};
     Status error;
     uint64_t lane0_end = 0;
+    const uint64_t fork = kernels::SteadyNs(), fork_ticks = prof ? prof->Now() : 0;
     exec_.pool->ParallelFor(tasks, [&](int task, int thread) {
+      if (task == 0 && prof && join != Op::kNumOps) prof->Join(join, fork_ticks);
       const EncPart part{first(task), task + 1 == tasks ? nb : first(task + 1), thread, lane_bytes, lane_rows,
                          {enc_scratch_.quantized + size_t(thread) * lane_bytes,
                           enc_scratch_.quant_scales + size_t(thread) * lane_rows, enc_scratch_.staging},
@@ -64,6 +70,7 @@ Status Transformer::Encode(const int32_t* src_ids, const int* src_len, int nb, i
       ex.pool = &serial_;
       ex.prof = part.prof;
       Status s = stage(ex, part);
+      enc_rows_.Record(task, thread, off_[part.b1] - off_[part.b0], kernels::SteadyNs() - fork);
       if (part.prof) lane0_end = part.prof->Now();
       int none = -1;
       if (!s.ok() && failed.compare_exchange_strong(none, task)) error = std::move(s);

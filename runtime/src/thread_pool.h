@@ -14,6 +14,7 @@
 // MTLITE_NO_THREADS (the minimal build) compiles the workers out: everything runs inline.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -52,6 +53,48 @@ class ThreadPool {
   struct Shared;
   int threads_ = 1;
   Shared* shared_ = nullptr;  // workers and their job slot (thread_pool.cc)
+};
+
+// Shares of a row-parallel call's rows (one task per thread, each all layers of its rows) in
+// proportion to each thread's measured speed: rows per ns from the fork to the end of its task,
+// averaged over earlier calls. Cores need not be equally fast (a big.LITTLE CPU; the vCPUs of a
+// virtual machine, 1.5x apart at times on the 2-vCPU test machine) nor equally quick to wake,
+// and a task, once started, cannot be shared: equal shares leave the faster thread waiting for
+// the slower one at every join. The split never changes a result (a row's output does not
+// depend on the other rows). Record() of distinct tasks may run concurrently; Split() after the
+// join that ends them.
+class RowBalancer {
+ public:
+  // Equal shares until measured.
+  void Reset() {
+    for (float& s : speed_) s = 0;
+  }
+  // bounds[0..tasks]: task i runs rows [bounds[i], bounds[i + 1]) of n; each task gets at least
+  // one row when n >= tasks, and no task less than a quarter of the fastest one's share.
+  void Split(int n, int tasks, int* bounds) const {
+    float w[ThreadPool::kMaxThreads], top = 0, sum = 0;
+    for (int i = 0; i < tasks; ++i) top = std::max(top, speed_[i]);
+    for (int i = 0; i < tasks; ++i) sum += w[i] = top > 0 ? std::max(speed_[i], 0.25f * top) : 1.0f;
+    float acc = 0;
+    bounds[0] = 0;
+    for (int i = 0; i < tasks; ++i) {
+      acc += w[i];
+      const int lo = std::min(bounds[i] + 1, n);             // this task's row
+      const int hi = std::max(n - (tasks - 1 - i), lo);       // a row for each later task
+      const int b = i + 1 == tasks ? n : int(float(n) * acc / sum + 0.5f);
+      bounds[i + 1] = std::min(std::max(b, lo), hi);
+    }
+  }
+  // Task `task` ran `rows` rows in `ns` from the fork on thread `thread` (a stolen task, thread
+  // != task, says nothing about its owner and is not counted).
+  void Record(int task, int thread, int rows, uint64_t ns) {
+    if (task != thread || rows <= 0) return;
+    const float rate = float(rows) / float(std::max<uint64_t>(ns, 1));
+    speed_[task] = speed_[task] > 0 ? 0.75f * speed_[task] + 0.25f * rate : rate;
+  }
+
+ private:
+  float speed_[ThreadPool::kMaxThreads] = {};
 };
 
 }  // namespace detail

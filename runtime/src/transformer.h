@@ -119,6 +119,7 @@ class Transformer {
   const ModelConfig* cfg_ = nullptr;
   Exec exec_;
   ThreadPool serial_;     // no workers: a row-parallel call's layers on one thread
+  RowBalancer enc_rows_, dec_rows_;  // the threads' shares of row-parallel calls
   bool enc_int8_ = false;  // every encoder projection and the cross K/V int8 (row-parallel encoding)
   bool dec_int8_ = false;  // every decoder projection int8 (row-parallel steps)
   uint64_t dec_weight_bytes_ = 0;  // what a step's layers read (not the cross K/V projections)

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -77,6 +78,59 @@ TEST(ThreadPool, AStuckThreadsTasksAreTakenByTheOthers) {
       });
       EXPECT_EQ(done.load(), n);
       EXPECT_EQ(timeouts.load(), 0) << threads << " threads, round " << round;
+    }
+  }
+}
+
+std::vector<int> Bounds(const RowBalancer& b, int n, int tasks) {
+  std::vector<int> v(size_t(tasks) + 1, -1);
+  b.Split(n, tasks, v.data());
+  return v;
+}
+
+TEST(RowBalancer, EqualSharesUntilMeasured) {
+  RowBalancer b;
+  EXPECT_EQ(Bounds(b, 10, 3), (std::vector<int>{0, 3, 7, 10}));
+  EXPECT_EQ(Bounds(b, 16, 2), (std::vector<int>{0, 8, 16}));
+}
+
+TEST(RowBalancer, SharesFollowTheMeasuredSpeeds) {
+  RowBalancer b;
+  b.Record(0, 0, 10, 1000);  // 0.01 rows / ns
+  b.Record(1, 1, 10, 2000);  // half as fast
+  EXPECT_EQ(Bounds(b, 30, 2), (std::vector<int>{0, 20, 30}));
+  // a stolen task (run by thread 0, owned by 1) says nothing about thread 1
+  b.Record(1, 0, 10, 1000);
+  EXPECT_EQ(Bounds(b, 30, 2), (std::vector<int>{0, 20, 30}));
+  // later calls move the shares gradually (a quarter of the way per call)
+  b.Record(1, 1, 10, 1000);  // 0.75 * 0.005 + 0.25 * 0.01 = 0.00625
+  EXPECT_EQ(Bounds(b, 26, 2), (std::vector<int>{0, 16, 26}));
+  b.Reset();
+  EXPECT_EQ(Bounds(b, 30, 2), (std::vector<int>{0, 15, 30}));
+}
+
+TEST(RowBalancer, NoThreadStarves) {
+  RowBalancer b;
+  b.Record(0, 0, 1000, 1000);
+  b.Record(1, 1, 1, 1000000);  // 1000x slower: still a quarter of the fastest share
+  EXPECT_EQ(Bounds(b, 10, 2), (std::vector<int>{0, 8, 10}));
+  b.Record(2, 2, 1, 1000000);
+  EXPECT_EQ(Bounds(b, 3, 3), (std::vector<int>{0, 1, 2, 3}));  // one row each, at least
+}
+
+TEST(RowBalancer, BoundsAreOrderedAndCoverEveryRow) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    RowBalancer b;
+    const int tasks = 1 + int(rng() % 8), n = int(rng() % 200);
+    for (int t = 0; t < tasks; ++t)
+      if (rng() % 4) b.Record(t, t, 1 + int(rng() % 100), 1 + rng() % 100000);
+    const std::vector<int> v = Bounds(b, n, tasks);
+    ASSERT_EQ(v.front(), 0);
+    ASSERT_EQ(v.back(), n);
+    for (int t = 0; t < tasks; ++t) {
+      ASSERT_LE(v[size_t(t)], v[size_t(t) + 1]) << round;
+      if (n >= tasks) ASSERT_LT(v[size_t(t)], v[size_t(t) + 1]) << round;  // every task a row
     }
   }
 }

@@ -377,12 +377,18 @@ def pin_to(cpu):
     return (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
 
 
+def roofline(a, exes, model, log_name, reps):
+    """e2e_bench --roofline with a 1 GiB read buffer, pinned like the 1-thread runs: (exit code, stdout)."""
+    rc, out, _, _ = run_e2e.run_child([exes["e2e_bench"], "-m", model, "--roofline", "--bw-mib", "1024",
+                                       "--bw-reps", str(reps)], run_e2e.child_env(1), 600,
+                                      os.path.join(a.runs_dir, log_name), a.pin_cpu)
+    return rc, out
+
+
 def measure_machine(a, exes, model):
     """Single-core streaming-read bandwidth (1 GiB) and the dispatched table's int8 GEMM peak."""
     m = {"load1": run_e2e.load1()}
-    rc, out, _, _ = run_e2e.run_child([exes["e2e_bench"], "-m", model, "--roofline", "--bw-mib", "1024",
-                                       "--bw-reps", "3" if a.smoke else "5"], run_e2e.child_env(1), 600,
-                                      os.path.join(a.runs_dir, f"roofline.{time.time():.0f}"), a.pin_cpu)
+    rc, out = roofline(a, exes, model, f"roofline.{time.time():.0f}", 3 if a.smoke else 5)
     try:
         rf = json.loads(out)
         m["read_gbs"] = rf["read_bandwidth_gbs"]
@@ -429,9 +435,7 @@ def measure_read(a, exes, model, key):
     """The single-core 1 GiB streaming read alone (about 4 s), taken right before and after each
     batch-1 1-thread greedy run of this build: a shared machine's DRAM bandwidth drifts by 10-20 %
     within minutes, so the step is also compared with what the memory gave at that moment."""
-    rc, out, _, _ = run_e2e.run_child([exes["e2e_bench"], "-m", model, "--roofline", "--bw-mib", "1024",
-                                       "--bw-reps", "3"], run_e2e.child_env(1), 600,
-                                      os.path.join(a.runs_dir, key.replace("|", ".")), a.pin_cpu)
+    rc, out = roofline(a, exes, model, key.replace("|", "."), 3)
     try:
         return {"key": key, "dram_gbs": json.loads(out)["read_bandwidth_gbs"]["1024MiB"]}
     except (ValueError, KeyError):
@@ -640,7 +644,9 @@ def aggregate(a, state, shapes_info):
                             row["code_rss_kb"] = min(code)
                     if ok1:
                         t1 = median([r["total_s"] for r in ok1])
-                        step = (tf - t1) / ((a.max_length - 1) * calls)
+                        def step_of(total):  # decoder step of a run `total` s long
+                            return (total - t1) / ((a.max_length - 1) * calls)
+                        step = step_of(tf)
                         row.update({"len1_total_s": t1, "encoder_ms_per_call": 1e3 * t1 / calls,
                                     "step_ms": 1e3 * step})
                         if step > 0:
@@ -649,8 +655,8 @@ def aggregate(a, state, shapes_info):
                             if b == 1:
                                 row["gbs"] = info["bytes"]["total"] / step / 1e9
                                 row["gbs_by_rep"] = {  # each repetition's step against the median at length 1
-                                    r["rep"]: info["bytes"]["total"] / ((r["total_s"] - t1) / ((a.max_length - 1) * calls))
-                                    / 1e9 for r in okf if r["total_s"] > t1}
+                                    r["rep"]: info["bytes"]["total"] / step_of(r["total_s"]) / 1e9
+                                    for r in okf if r["total_s"] > t1}
                 rows.append(row)
     return rows
 
@@ -704,10 +710,10 @@ def criteria(a, meta, rows):
         add("OPUS-MT base, batch 1, 1 thread, greedy: weight GB/s ÷ measured DRAM GB/s",
             f"{100 * v:.0f} % ({r['gbs']:.1f} of {dram:.1f} GB/s)" if v else "–", "≥ 90 %",
             None if v is None else v >= 0.90)
-        # the same, each repetition against the read measured right before and after it (JSON keys are strings)
+        # the same, each repetition against the read measured right before and after it
         near = meta.get("read_adjacent_gbs", {}).get("base", {})
-        pairs = [(g, statistics.mean(near[str(rep)].values())) for rep, g in r.get("gbs_by_rep", {}).items()
-                 if len(near.get(str(rep), {})) == 2]
+        pairs = [(g, statistics.mean(near[rep].values())) for rep, g in r.get("gbs_by_rep", {}).items()
+                 if len(near.get(rep, {})) == 2]
         v = median([g / bw for g, bw in pairs]) if pairs else None
         add("OPUS-MT base, batch 1, 1 thread, greedy: weight GB/s ÷ DRAM GB/s read right before and after "
             "(median of the repetitions)",
@@ -1064,12 +1070,12 @@ def main(argv):
         v = [m[key] for m in machine if m.get(key)]
         meta[name] = median(v)
         meta[name + "_runs"] = [round(x, 1) for x in v]
-    adjacent = {}  # shape -> rep -> [before, after] GB/s
+    adjacent = {}  # shape -> rep -> {"before": GB/s, "after": GB/s}
     for k, r in state.records.items():
         if k.startswith("read|"):
             _, rep, shape, when = k.split("|")
             if r.get("dram_gbs"):
-                adjacent.setdefault(shape, {}).setdefault(rep, {})[when] = r["dram_gbs"]
+                adjacent.setdefault(shape, {}).setdefault(int(rep), {})[when] = r["dram_gbs"]
             else:
                 failures.append(f"read bandwidth next to {shape} rep {rep} ({when}): {r.get('error')}")
     meta["read_adjacent_gbs"] = adjacent

@@ -40,10 +40,12 @@ inline __m256i Step(__m256i acc, __m256i w, __m256i w_abs, __m256i a4) {
 // m == 1: one 8-row block over all of K, four independent accumulators over the k groups. The
 // driver calls it block after block: the weights are read strictly sequentially (one stream
 // for the prefetchers).
+template <bool Ahead>
 inline __m256i GemvBlock(int kg, const int8_t* a, const int8_t* wb) {
   __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
   int g = 0;
   for (; g + 4 <= kg; g += 4) {
+    if (Ahead) PrefetchAhead(wb + g * 32), PrefetchAhead(wb + g * 32 + 64);
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + g * 32));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + g * 32 + 32));
     const __m256i w2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + g * 32 + 64));
@@ -196,17 +198,21 @@ struct GemmK : GemmCommon {
     TileSign<MaddDot, MR, NR>(kg, a, lda, w, acc);
   }
   template <int MR>
-  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const PanelState&, Acc (&acc)[MR]) {
+  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, bool ahead, const PanelState&,
+                         Acc (&acc)[MR]) {
     Acc t[MR][1];
-    TileSign<MaddDot, MR, 1>(kg, a, lda, &w, t);
+    if (ahead)
+      TileSign<MaddDot, MR, 1, true>(kg, a, lda, &w, t);
+    else
+      TileSign<MaddDot, MR, 1, false>(kg, a, lda, &w, t);
 #pragma GCC unroll 4
     for (int i = 0; i < MR; ++i) acc[i] = t[i][0];
   }
   template <int G>
-  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool,
+  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool, bool ahead,
                    Acc (&acc)[G]) {
     static_assert(G == 1, "one block at a time");
-    acc[0] = GemvBlock(kg, a, w[0]);
+    acc[0] = ahead ? GemvBlock<true>(kg, a, w[0]) : GemvBlock<false>(kg, a, w[0]);
   }
 };
 

@@ -73,12 +73,14 @@ inline __m256i Fold(__m512i v) {
 }
 
 // m == 1: one block, two accumulator chains over the k pairs (and two correction chains).
+template <bool Ahead>
 inline __m256i GemvZmm(int kg, const int8_t* a, const int8_t* w) {
   const __m512i idx = PairIndex(), x80 = Bytes80();
   __m512i s0 = _mm512_setzero_si512(), s1 = s0, c0 = s0, c1 = s0;
   const int pairs = kg / 2;
   int p = 0;
   for (; p + 2 <= pairs; p += 2) {
+    if (Ahead) avx2::PrefetchAhead(w + size_t(p) * 64), avx2::PrefetchAhead(w + size_t(p) * 64 + 64);
     const __m512i a0 = ActPair(a + size_t(p) * 8, idx, x80);
     const __m512i a1 = ActPair(a + size_t(p) * 8 + 8, idx, x80);
     const __m512i w0 = WeightPair(w + size_t(p) * 64), w1 = WeightPair(w + size_t(p) * 64 + 64);
@@ -138,7 +140,7 @@ inline RowTerms RowSumTerms(int mr, int kg, const int8_t* a, int lda) {
   return r;
 }
 
-template <int MR>
+template <int MR, bool Ahead>
 inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, const RowTerms& terms,
                           __m256i (&acc)[MR]) {
   const __m512i idx = RowPairIndex(), x80 = Bytes80();
@@ -148,6 +150,7 @@ inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, con
   const int pairs = kg / 2;
   int p = 0;
   for (; p + 2 <= pairs; p += 2) {
+    if (Ahead) avx2::PrefetchAhead(w + size_t(p) * 64), avx2::PrefetchAhead(w + size_t(p) * 64 + 64);
     const __m512i w0 = RowPairWeights(w + size_t(p) * 64, false, idx, x80);
     const __m512i w1 = RowPairWeights(w + size_t(p) * 64 + 64, false, idx, x80);
 #pragma GCC unroll 4
@@ -228,14 +231,21 @@ struct GemmK : avx2::GemmCommon {
     TileZmm<MR, NR>(kg, a, lda, w, terms, acc);
   }
   template <int MR>
-  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const RowTerms& terms, Acc (&acc)[MR]) {
-    StreamTileZmm<MR>(kg, a, lda, w, terms, acc);
+  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, bool ahead, const RowTerms& terms,
+                         Acc (&acc)[MR]) {
+    if (ahead)
+      StreamTileZmm<MR, true>(kg, a, lda, w, terms, acc);
+    else
+      StreamTileZmm<MR, false>(kg, a, lda, w, terms, acc);
   }
   template <int G>
-  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool stream,
+  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool stream, bool ahead,
                    Acc (&acc)[G]) {
     static_assert(G == 1, "one block at a time");
-    acc[0] = stream ? Ymm::GemvBlock(kg, a, w[0]) : GemvZmm(kg, a, w[0]);
+    if (stream)
+      acc[0] = ahead ? Ymm::GemvBlock<true>(kg, a, w[0]) : Ymm::GemvBlock<false>(kg, a, w[0]);
+    else
+      acc[0] = ahead ? GemvZmm<true>(kg, a, w[0]) : GemvZmm<false>(kg, a, w[0]);
   }
 };
 

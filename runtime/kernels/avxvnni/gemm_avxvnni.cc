@@ -34,17 +34,21 @@ struct GemmK : avx2::GemmCommon {
     avx2::TileSign<VexDot, MR, NR>(kg, a, lda, w, acc);
   }
   template <int MR>
-  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const PanelState&, Acc (&acc)[MR]) {
+  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, bool ahead, const PanelState&,
+                         Acc (&acc)[MR]) {
     Acc t[MR][1];
-    Ymm::Tile<MR, 1>(kg, a, lda, &w, t);
+    if (ahead)
+      Ymm::Tile<MR, 1, true>(kg, a, lda, &w, t);
+    else
+      Ymm::Tile<MR, 1, false>(kg, a, lda, &w, t);
 #pragma GCC unroll 4
     for (int i = 0; i < MR; ++i) acc[i] = t[i][0];
   }
   template <int G>
-  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool,
+  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool, bool ahead,
                    Acc (&acc)[G]) {
     static_assert(G == 1, "one block at a time");
-    acc[0] = Ymm::GemvBlock(kg, a, w[0]);
+    acc[0] = ahead ? Ymm::GemvBlock<true>(kg, a, w[0]) : Ymm::GemvBlock<false>(kg, a, w[0]);
   }
 };
 

@@ -23,11 +23,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "avx2/avx2_gemm.h"
 #include "bits.h"
 
 namespace mtlite {
 namespace kernels {
 namespace {
+
 
 template <class Dot>
 struct VnniYmm {
@@ -39,8 +41,10 @@ struct VnniYmm {
   static __m256i Weights(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
   // MR rows x NR blocks, full K, offset trick: acc[i][j] = row i . block w[j].
-  template <int MR, int NR>
+  // Ahead (NR == 1, contiguous blocks): avx2::PrefetchAhead once per 64 weight bytes.
+  template <int MR, int NR, bool Ahead = false>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, __m256i (&acc)[MR][NR]) {
+    static_assert(!Ahead || NR == 1, "prefetching ahead follows one weight stream");
     const __m256i x80 = Bytes80();
     __m256i corr[NR];
 #pragma GCC unroll 8
@@ -50,6 +54,7 @@ struct VnniYmm {
       for (int i = 0; i < MR; ++i) acc[i][j] = _mm256_setzero_si256();
     }
     for (int g = 0; g < kg; ++g) {
+      if (Ahead && (g & 1) == 0) avx2::PrefetchAhead(w[0] + size_t(g) * 32);
       __m256i wv[NR];
 #pragma GCC unroll 8
       for (int j = 0; j < NR; ++j) {
@@ -72,12 +77,14 @@ struct VnniYmm {
   // m == 1, one block: four accumulator chains over the groups (and two for the correction).
   // The weights are read as one sequential stream, half a line per load: on Zen5 this streams
   // from DRAM at ~95 % of a plain read, where the 512-bit version (one line per load) gets ~85 %.
+  template <bool Ahead>
   static __m256i GemvBlock(int kg, const int8_t* a, const int8_t* wb) {
     const __m256i x80 = Bytes80();
     __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0, c0 = s0, c1 = s0;
     int g = 0;
     for (; g + 4 <= kg; g += 4) {
       const int8_t* wg = wb + size_t(g) * 32;
+      if (Ahead) avx2::PrefetchAhead(wg), avx2::PrefetchAhead(wg + 64);
       const __m256i w0 = Weights(wg), w1 = Weights(wg + 32), w2 = Weights(wg + 64), w3 = Weights(wg + 96);
       s0 = Dot::Dot(s0, ActGroup(a + size_t(g) * 4, x80), w0);
       s1 = Dot::Dot(s1, ActGroup(a + size_t(g) * 4 + 4, x80), w1);

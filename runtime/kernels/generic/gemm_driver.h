@@ -21,14 +21,18 @@
 //                           correction sum; NoPanelState: none
 //   Tile<MR, NR>(kg, a, lda, w, next, state, acc)   acc[i][j] = row i of a . block w[j], full K;
 //                           next: null or the blocks to prefetch (next[j] for w[j])
-//   Gemv<G>(kg, a, w, next, stream, acc)  acc[j] = the row a . block w[j], j < G (when
+//   Gemv<G>(kg, a, w, next, stream, ahead, acc)  acc[j] = the row a . block w[j], j < G (when
 //                           kGemvNR > 0); next: null, or the blocks after (next[j] for w[j]) to
-//                           prefetch; stream: the weights are large (see kStreamBytes)
+//                           prefetch; stream: the weights are large (see kStreamBytes); ahead:
+//                           the blocks are contiguous, so the weights the next calls read follow
+//                           w[G-1] in memory and may be prefetched at a distance (false for a
+//                           gathered selection, where the bytes after a block are not the next)
 //   kStreamBytes,           0, or: one row panel (m <= kMR) over weights of at least this many
 //   kStreamRowsBytes        bytes (kStreamBytes for m == 1, kStreamRowsBytes for m > 1; e.g.
 //                           each read once: from DRAM) runs block by block through
-//                           StreamTile<MR>(kg, a, lda, w, state, acc) (acc[i] = row i . block w;
-//                           state: PanelPrepare once per call): one sequential weight stream;
+//                           StreamTile<MR>(kg, a, lda, w, ahead, state, acc) (acc[i] = row i .
+//                           block w; ahead as for Gemv; state: PanelPrepare once per call): one
+//                           sequential weight stream;
 //                           tiles over several blocks read as many concurrent streams, which
 //                           DRAM serves far slower here
 //   Epilogue(acc, a_scale, ws, bias, res, out, count, act)   the contract's dequantisation of
@@ -115,7 +119,7 @@ inline void GemvPanel(int kg, const int8_t* a, const Blocks& blocks, int s, int 
     next[j] = s + G + j < nb ? blocks.Block(s + G + j) : w[j];
   }
   typename K::Acc acc[G];
-  K::template Gemv<G>(kg, a, w, Blocks::kGathered ? next : nullptr, stream, acc);
+  K::template Gemv<G>(kg, a, w, Blocks::kGathered ? next : nullptr, stream, !Blocks::kGathered, acc);
 #pragma GCC unroll 8
   for (int j = 0; j < G; ++j) epi(0, s + j, acc[j]);
 }
@@ -146,7 +150,7 @@ inline void StreamRows(int mr, int nb, int kg, const int8_t* a, int lda, const B
   const typename K::PanelState state = K::PanelPrepare(mr, kg, a, lda);
   for (int s = 0; s < nb; ++s) {
     typename K::Acc acc[MR];
-    K::template StreamTile<MR>(kg, a, lda, blocks.Block(s), state, acc);
+    K::template StreamTile<MR>(kg, a, lda, blocks.Block(s), !Blocks::kGathered, state, acc);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) epi(i, s, acc[i]);
   }

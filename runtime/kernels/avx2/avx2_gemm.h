@@ -34,6 +34,7 @@ constexpr ptrdiff_t kAheadBytes = 12 << 10;
 inline void PrefetchAhead(const int8_t* p) {
   asm volatile("prefetchnta %c1(%0)" : : "r"(p), "i"(kAheadBytes));
 }
+inline void PrefetchLine(const int8_t* p) { asm volatile("prefetchnta (%0)" : : "r"(p)); }
 
 struct GemmCommon : generic::NoPanelState {
   using Acc = __m256i;

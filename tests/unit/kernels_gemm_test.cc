@@ -72,7 +72,10 @@ TEST(KernelGemm, ModelShapes) {
   uint32_t seed = 11;
   std::vector<std::array<int, 3>> shapes = {{1, 256, 256},  {1, 1024, 256}, {1, 256, 1024}, {1, 8001, 256},
                                             {1, 512, 512},  {1, 2048, 512}, {4, 2048, 512}, {16, 256, 256},
-                                            {12, 1024, 256}, {16, 256, 1024}};
+                                            {12, 1024, 256}, {16, 256, 1024},
+                                            // tiles over >= 256 KiB: the first row panel of each chunk
+                                            // prefetches the next tile (x86), a partial last panel and block
+                                            {21, 2050, 516}};
 #if defined(__x86_64__)
   for (auto s : {std::array<int, 3>{1, 17000, 512}, {2, 17000, 511}, {3, 17003, 512}, {4, 17000, 512},
                  {5, 17000, 512}})

@@ -178,9 +178,10 @@ struct GemmK : GemmCommon {
   static constexpr int kGemvNR = 1;
   // m = 2..4 (one row panel) always runs StreamTile (kStreamRowsBytes = 1 byte: any size).
   static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 1;
-  // Tiles run only for m > 4, where each chunk is re-read from L2 by several row panels and
-  // prefetching the next tile's blocks only costs (-3% at m 16).
-  static bool Prefetch(int, int, size_t) { return false; }
+  // Tiles run only for m > 4, where each chunk is re-read from L2 by the later row panels; the
+  // first panel of a chunk brings it from memory and prefetches the next tile's blocks (the
+  // driver asks only there) when the weights exceed kTilePrefetchBytes (avx2/avx2_gemm.h).
+  static bool Prefetch(int, int nb, size_t bs) { return size_t(nb) * bs >= kTilePrefetchBytes; }
 
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const* next,

@@ -184,10 +184,10 @@ inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, con
 
 // MR rows x NR blocks, full K, in the same form as StreamTileZmm: one permute + XOR per weight
 // register shared by the MR rows, one broadcast per row shared by the NR blocks; MR * NR
-// accumulator chains.
-template <int MR, int NR>
+// accumulator chains. Pf: prefetch the next tile's blocks (next[j] for w[j]) line for line.
+template <int MR, int NR, bool Pf = false>
 inline void TileZmm(int kg, const int8_t* a, int lda, const int8_t* const* w, const RowTerms& terms,
-                    __m256i (&acc)[MR][NR]) {
+                    __m256i (&acc)[MR][NR], const int8_t* const* next = nullptr) {
   const __m512i idx = RowPairIndex(), x80 = Bytes80();
   __m512i s[MR][NR];
 #pragma GCC unroll 8
@@ -198,7 +198,10 @@ inline void TileZmm(int kg, const int8_t* a, int lda, const int8_t* const* w, co
   auto step = [&](int p, bool last) __attribute__((always_inline)) {
     __m512i wv[NR];
 #pragma GCC unroll 8
-    for (int j = 0; j < NR; ++j) wv[j] = RowPairWeights(w[j] + size_t(p) * 64, last, idx, x80);
+    for (int j = 0; j < NR; ++j) {
+      if (Pf) avx2::PrefetchLineT0(next[j] + size_t(p) * 64);
+      wv[j] = RowPairWeights(w[j] + size_t(p) * 64, last, idx, x80);
+    }
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const int8_t* ap = a + size_t(i) * lda + size_t(p) * 8;
@@ -228,13 +231,17 @@ struct GemmK : avx2::GemmCommon {
   static constexpr size_t kChunkBytes = size_t(256) << 10;
   static constexpr size_t kStreamBytes = size_t(8) << 20;
   static constexpr size_t kStreamRowsBytes = 1;  // every size (see the top of the file)
-  static bool Prefetch(int, int, size_t) { return false; }
+  // the first row panel of a chunk prefetches the next tile's blocks (avx2/avx2_gemm.h)
+  static bool Prefetch(int, int nb, size_t bs) { return size_t(nb) * bs >= avx2::kTilePrefetchBytes; }
   using PanelState = RowTerms;
   static RowTerms PanelPrepare(int mr, int kg, const int8_t* a, int lda) { return RowSumTerms(mr, kg, a, lda); }
   template <int MR, int NR>
-  static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
+  static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const* next,
                    const RowTerms& terms, Acc (&acc)[MR][NR]) {
-    TileZmm<MR, NR>(kg, a, lda, w, terms, acc);
+    if (next)
+      TileZmm<MR, NR, true>(kg, a, lda, w, terms, acc, next);
+    else
+      TileZmm<MR, NR, false>(kg, a, lda, w, terms, acc);
   }
   template <int MR>
   static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, bool ahead, const RowTerms& terms,

@@ -15,7 +15,9 @@
 //                           for the rest); 0: m == 1 runs Tile<1, NR> like any m
 //   kActSecondPass          SiLU / GELU run as a second pass over the finished rows (in cache,
 //                           where independent iterations overlap) instead of inside the tile
-//   Prefetch(m, nb, bs)     whether tiles should prefetch the next tile's blocks
+//   Prefetch(m, nb, bs)     whether tiles should prefetch the next tile's blocks (asked only for
+//                           the first row panel of each chunk: it reads the chunk from memory,
+//                           the later panels find it in cache)
 //   PanelState, PanelPrepare(mr, kg, a, lda)   per-row terms of a row panel of A (mr <= kMR
 //                           rows), computed once per panel and passed to its tiles, e.g. a
 //                           correction sum; NoPanelState: none
@@ -192,9 +194,10 @@ void RunGemm(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& bloc
       const int8_t* ai = a + size_t(i0) * lda;
       const typename K::PanelState state = K::PanelPrepare(mr, kg, ai, lda);
       int s = c0;
-      for (; s + NR <= c1; s += NR) TilePanel<K, NR>(mr, kg, ai, lda, blocks, s, nb, prefetch, state, i0, epi);
+      for (; s + NR <= c1; s += NR)
+        TilePanel<K, NR>(mr, kg, ai, lda, blocks, s, nb, prefetch && i0 == 0, state, i0, epi);
       if constexpr (NR > 1) {
-        for (; s < c1; ++s) TilePanel<K, 1>(mr, kg, ai, lda, blocks, s, nb, prefetch, state, i0, epi);
+        for (; s < c1; ++s) TilePanel<K, 1>(mr, kg, ai, lda, blocks, s, nb, prefetch && i0 == 0, state, i0, epi);
       }
     }
   }

@@ -18,15 +18,14 @@ using kernels::Act;
 // Rows per thread from which the decoder layers run row-parallel: each thread runs the whole
 // layer stack (embedding, every layer's projections, attention and norms) over its own rows, one
 // fork-join per step instead of one per op, and nothing a thread writes is read by another before
-// the output projection. Each thread then reads every layer weight itself. Weights a cache can
-// hold (<= 8 MiB in all) take that from 8 rows per thread up; larger ones, streamed from DRAM,
-// from 16 (OPUS-MT base's 22 MB at batch 16 on 2 threads: 8 rows each read the stream twice and
-// ran 6 % slower than one op at a time; the same split on tiny32k's 2.3 MB, 9 % faster). Fewer
+// the output projection. Each thread then reads every layer weight itself, so that pays from 8
+// rows per thread up (tiny32k's 2.3 MB of layers at batch 16 on 2 threads: 9 % faster than one
+// op at a time; OPUS-MT base's 22 MB, which stream from memory: 10 % faster since the tiles
+// prefetch the next tile's weights, 6 % slower before, when it took 16 rows per thread). Fewer
 // rows (greedy at small batches, beam search at batch 1): one op at a time over all rows, large
 // layers split by output columns (linear.cc), the weights read once. Both give the same bits: a
 // row's result never depends on the other rows.
-constexpr int kRowParallelMinRows = 8, kRowParallelMinRowsDram = 16;
-constexpr uint64_t kRowParallelCacheBytes = uint64_t(8) << 20;
+constexpr int kRowParallelMinRows = 8;
 
 // Embedding and every decoder layer for rows [r0, r1) of the step's n rows, with `ex`: the
 // translator's pool (one op at a time over all rows, large ops split inside) or, row-parallel,
@@ -175,8 +174,7 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
   Span step(prof, Op::kDecoderStep);
   const Dims& x = dims_;
   const int d = x.d, threads = exec_.pool->threads();
-  const int min_rows = dec_weight_bytes_ <= kRowParallelCacheBytes ? kRowParallelMinRows : kRowParallelMinRowsDram;
-  if (dec_int8_ && threads > 1 && n >= min_rows * threads) {
+  if (dec_int8_ && threads > 1 && n >= kRowParallelMinRows * threads) {
     std::atomic<int> failed{-1};
     Status error;
     uint64_t lane0_end = 0;

@@ -82,7 +82,6 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
   for (int l = 0; l < x.Ld; ++l)
     for (int j = 0; j < kDecOps; ++j) {
       dec_int8_ = dec_int8_ && dec(l, j).int8();
-      if (j != 5 && j != 6) dec_weight_bytes_ += dec(l, j).weight_bytes();
       if (j == 5 || j == 6) enc_int8_ = enc_int8_ && dec(l, j).int8();
     }
 

@@ -122,7 +122,6 @@ class Transformer {
   RowBalancer enc_rows_, dec_rows_;  // the threads' shares of row-parallel calls
   bool enc_int8_ = false;  // every encoder projection and the cross K/V int8 (row-parallel encoding)
   bool dec_int8_ = false;  // every decoder projection int8 (row-parallel steps)
-  uint64_t dec_weight_bytes_ = 0;  // what a step's layers read (not the cross K/V projections)
   Dims dims_;
   Linear* ops_ = nullptr;  // in the arena
   int num_ops_ = 0;

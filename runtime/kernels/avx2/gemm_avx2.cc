@@ -40,12 +40,15 @@ inline __m256i Step(__m256i acc, __m256i w, __m256i w_abs, __m256i a4) {
 // m == 1: one 8-row block over all of K, four independent accumulators over the k groups. The
 // driver calls it block after block: the weights are read strictly sequentially (one stream
 // for the prefetchers).
-template <bool Ahead>
-inline __m256i GemvBlock(int kg, const int8_t* a, const int8_t* wb) {
+// Ahead: prefetch the contiguous stream ahead; Next: the block at nb (a gathered selection's
+// next), line for line.
+template <bool Ahead, bool Next = false>
+inline __m256i GemvBlock(int kg, const int8_t* a, const int8_t* wb, const int8_t* nb = nullptr) {
   __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
   int g = 0;
   for (; g + 4 <= kg; g += 4) {
     if (Ahead) PrefetchAhead(wb + g * 32), PrefetchAhead(wb + g * 32 + 64);
+    if (Next) PrefetchLine(nb + g * 32), PrefetchLine(nb + g * 32 + 64);
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + g * 32));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + g * 32 + 32));
     const __m256i w2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + g * 32 + 64));
@@ -210,10 +213,13 @@ struct GemmK : GemmCommon {
     for (int i = 0; i < MR; ++i) acc[i] = t[i][0];
   }
   template <int G>
-  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool, bool ahead,
+  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const* next, bool, bool ahead,
                    Acc (&acc)[G]) {
     static_assert(G == 1, "one block at a time");
-    acc[0] = ahead ? GemvBlock<true>(kg, a, w[0]) : GemvBlock<false>(kg, a, w[0]);
+    if (next)  // a gathered selection: prefetch its next block
+      acc[0] = GemvBlock<false, true>(kg, a, w[0], next[0]);
+    else
+      acc[0] = ahead ? GemvBlock<true>(kg, a, w[0]) : GemvBlock<false>(kg, a, w[0]);
   }
 };
 

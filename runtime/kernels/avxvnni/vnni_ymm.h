@@ -77,14 +77,17 @@ struct VnniYmm {
   // m == 1, one block: four accumulator chains over the groups (and two for the correction).
   // The weights are read as one sequential stream, half a line per load: on Zen5 this streams
   // from DRAM at ~95 % of a plain read, where the 512-bit version (one line per load) gets ~85 %.
-  template <bool Ahead>
-  static __m256i GemvBlock(int kg, const int8_t* a, const int8_t* wb) {
+  // Ahead: prefetch the contiguous stream ahead; Next: the block at nb (a gathered selection's
+  // next), line for line.
+  template <bool Ahead, bool Next = false>
+  static __m256i GemvBlock(int kg, const int8_t* a, const int8_t* wb, const int8_t* nb = nullptr) {
     const __m256i x80 = Bytes80();
     __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0, c0 = s0, c1 = s0;
     int g = 0;
     for (; g + 4 <= kg; g += 4) {
       const int8_t* wg = wb + size_t(g) * 32;
       if (Ahead) avx2::PrefetchAhead(wg), avx2::PrefetchAhead(wg + 64);
+      if (Next) avx2::PrefetchLine(nb + size_t(g) * 32), avx2::PrefetchLine(nb + size_t(g) * 32 + 64);
       const __m256i w0 = Weights(wg), w1 = Weights(wg + 32), w2 = Weights(wg + 64), w3 = Weights(wg + 96);
       s0 = Dot::Dot(s0, ActGroup(a + size_t(g) * 4, x80), w0);
       s1 = Dot::Dot(s1, ActGroup(a + size_t(g) * 4 + 4, x80), w1);

@@ -213,13 +213,11 @@ struct GemmK : GemmCommon {
     for (int i = 0; i < MR; ++i) acc[i] = t[i][0];
   }
   template <int G>
-  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const* next, bool, bool ahead,
+  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const* next, bool,
                    Acc (&acc)[G]) {
     static_assert(G == 1, "one block at a time");
-    if (next)  // a gathered selection: prefetch its next block
-      acc[0] = GemvBlock<false, true>(kg, a, w[0], next[0]);
-    else
-      acc[0] = ahead ? GemvBlock<true>(kg, a, w[0]) : GemvBlock<false>(kg, a, w[0]);
+    // contiguous blocks: the stream ahead; a gathered selection: its next block
+    acc[0] = next ? GemvBlock<false, true>(kg, a, w[0], next[0]) : GemvBlock<true>(kg, a, w[0]);
   }
 };
 

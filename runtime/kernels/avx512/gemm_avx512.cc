@@ -253,14 +253,12 @@ struct GemmK : avx2::GemmCommon {
   }
   template <int G>
   static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const* next, bool stream,
-                   bool ahead, Acc (&acc)[G]) {
+                   Acc (&acc)[G]) {
     static_assert(G == 1, "one block at a time");
-    if (next)
+    if (next)  // a gathered selection: prefetch its next block
       acc[0] = GemvZmm<false, true>(kg, a, w[0], next[0]);
-    else if (stream)
-      acc[0] = ahead ? Ymm::GemvBlock<true>(kg, a, w[0]) : Ymm::GemvBlock<false>(kg, a, w[0]);
-    else
-      acc[0] = ahead ? GemvZmm<true, false>(kg, a, w[0]) : GemvZmm<false, false>(kg, a, w[0]);
+    else  // contiguous blocks: the stream ahead
+      acc[0] = stream ? Ymm::GemvBlock<true>(kg, a, w[0]) : GemvZmm<true, false>(kg, a, w[0]);
   }
 };
 

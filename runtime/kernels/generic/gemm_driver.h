@@ -23,18 +23,17 @@
 //                           correction sum; NoPanelState: none
 //   Tile<MR, NR>(kg, a, lda, w, next, state, acc)   acc[i][j] = row i of a . block w[j], full K;
 //                           next: null or the blocks to prefetch (next[j] for w[j])
-//   Gemv<G>(kg, a, w, next, stream, ahead, acc)  acc[j] = the row a . block w[j], j < G (when
-//                           kGemvNR > 0); next: null, or the blocks after (next[j] for w[j]) to
-//                           prefetch; stream: the weights are large (see kStreamBytes); ahead:
-//                           the blocks are contiguous, so the weights the next calls read follow
-//                           w[G-1] in memory and may be prefetched at a distance (false for a
-//                           gathered selection, where the bytes after a block are not the next)
+//   Gemv<G>(kg, a, w, next, stream, acc)  acc[j] = the row a . block w[j], j < G (when
+//                           kGemvNR > 0); next: null when the blocks are contiguous (the weights
+//                           the next calls read follow w[G-1] in memory and may be prefetched at
+//                           a distance), else the blocks after (next[j] for w[j]) of a gathered
+//                           selection, to prefetch; stream: the weights are large (kStreamBytes)
 //   kStreamBytes,           0, or: one row panel (m <= kMR) over weights of at least this many
 //   kStreamRowsBytes        bytes (kStreamBytes for m == 1, kStreamRowsBytes for m > 1; e.g.
 //                           each read once: from DRAM) runs block by block through
 //                           StreamTile<MR>(kg, a, lda, w, ahead, state, acc) (acc[i] = row i .
-//                           block w; ahead as for Gemv; state: PanelPrepare once per call): one
-//                           sequential weight stream;
+//                           block w; ahead: the blocks are contiguous, as a null next for Gemv;
+//                           state: PanelPrepare once per call): one sequential weight stream;
 //                           tiles over several blocks read as many concurrent streams, which
 //                           DRAM serves far slower here
 //   Epilogue(acc, a_scale, ws, bias, res, out, count, act)   the contract's dequantisation of
@@ -121,7 +120,7 @@ inline void GemvPanel(int kg, const int8_t* a, const Blocks& blocks, int s, int 
     next[j] = s + G + j < nb ? blocks.Block(s + G + j) : w[j];
   }
   typename K::Acc acc[G];
-  K::template Gemv<G>(kg, a, w, Blocks::kGathered ? next : nullptr, stream, !Blocks::kGathered, acc);
+  K::template Gemv<G>(kg, a, w, Blocks::kGathered ? next : nullptr, stream, acc);
 #pragma GCC unroll 8
   for (int j = 0; j < G; ++j) epi(0, s + j, acc[j]);
 }

@@ -129,7 +129,7 @@ struct GemmK : neon::GemmCommon, generic::NoPanelState {
     TileSdot<MR, NR>(kg, a, lda, w, acc);
   }
   template <int G>
-  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool, bool,
+  static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const*, bool,
                    Acc (&acc)[G]) {
     static_assert(G == 1, "one block at a time");
     acc[0] = GemvBlock(kg, a, w[0]);

@@ -103,14 +103,37 @@ void AttnScores(const float* q, const float* k, int ld, const int32_t* idx, int 
 
 template <class D>
 void AttnContext(const float* p, const float* v, int ld, const int32_t* idx, int m, int n, float* ctx) {
-  // One kW-float column slice at a time, summed over every row j in order in a register.
+  // Four kW-float column slices per pass over the rows (a head of 64 floats in one pass with 16
+  // lanes, two with 8): a row's four loads are adjacent lines, in flight together, and four
+  // independent sums hide the add latency. One slice per pass fetched each row's lines one pass
+  // at a time, and the decoder's attention over a KV cache that the weight stream had pushed out
+  // of L1/L2 waited on every line. The last columns (fewer than four slices) take one slice per
+  // pass. Each output is still summed over the rows j in order.
   constexpr int W = D::kW;
-  for (int c = 0; c < n; c += W) {
+  auto row = [&](int j) { return v + size_t(idx ? idx[j] : j) * size_t(ld); };
+  int c = 0;
+  for (; c + 4 * W <= n; c += 4 * W) {
+    auto a0 = D::Set(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    for (int j = 0; j < m; ++j) {
+      if (p[j] == 0.0f) continue;
+      const float* vr = row(j) + c;
+      const auto pj = D::Set(p[j]);
+      a0 = D::Add(a0, D::Mul(pj, D::Load(vr)));
+      a1 = D::Add(a1, D::Mul(pj, D::Load(vr + W)));
+      a2 = D::Add(a2, D::Mul(pj, D::Load(vr + 2 * W)));
+      a3 = D::Add(a3, D::Mul(pj, D::Load(vr + 3 * W)));
+    }
+    D::Store(ctx + c, a0);
+    D::Store(ctx + c + W, a1);
+    D::Store(ctx + c + 2 * W, a2);
+    D::Store(ctx + c + 3 * W, a3);
+  }
+  for (; c < n; c += W) {
     const int cnt = n - c < W ? n - c : W;
     auto acc = D::Set(0.0f);
     for (int j = 0; j < m; ++j) {
       if (p[j] == 0.0f) continue;
-      const float* vr = v + size_t(idx ? idx[j] : j) * size_t(ld) + c;
+      const float* vr = row(j) + c;
       const auto x = cnt == W ? D::Load(vr) : D::LoadPartial(vr, cnt);
       acc = D::Add(acc, D::Mul(D::Set(p[j]), x));
     }

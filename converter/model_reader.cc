@@ -109,6 +109,7 @@ Status ReadModelSpec(const Model& model, ModelSpec* out) {
     sl.offsets.assign(v.offsets, v.offsets + md.config.source_vocab_size + 1);
     sl.targets.assign(v.targets, v.targets + sl.offsets.back());
     sl.include_source_ids = v.include_source_ids;
+    if (v.row_order) sl.row_order.assign(v.row_order, v.row_order + md.config.target_vocab_size);
     sl.top_k = s->top_k();
     sl.method = Str(s->method());
     spec.shortlist = std::move(sl);

@@ -60,7 +60,7 @@ SpmPlacement PlaceSpm(const SpmSpec& spm, DataSegment* seg) {
 // Everything about the data segment, computed once; the FlatBuffer is then built (twice at
 // most) with absolute offsets = data_offset + relative offset.
 struct ShortlistPlacement {
-  Placed frequent, offsets, targets;
+  Placed frequent, offsets, targets, row_order;
 };
 
 struct Layout {
@@ -91,6 +91,8 @@ Layout PlaceData(const ModelSpec& spec) {
     l.shortlist.frequent = l.segment.Add(sl->frequent.data(), sl->frequent.size() * sizeof(int32_t));
     l.shortlist.offsets = l.segment.Add(sl->offsets.data(), sl->offsets.size() * sizeof(uint32_t));
     l.shortlist.targets = l.segment.Add(sl->targets.data(), sl->targets.size() * sizeof(int32_t));
+    if (!sl->row_order.empty())
+      l.shortlist.row_order = l.segment.Add(sl->row_order.data(), sl->row_order.size() * sizeof(int32_t));
   }
   return l;
 }
@@ -248,11 +250,12 @@ class FlatBufferWriter {
     const ShortlistSpec& sl = *spec_.shortlist;
     const auto method = fbb_.CreateString(sl.method);
     const fb::BufferRef frequent = Ref(layout_.shortlist.frequent), offsets = Ref(layout_.shortlist.offsets),
-                        targets = Ref(layout_.shortlist.targets);
+                        targets = Ref(layout_.shortlist.targets), row_order = Ref(layout_.shortlist.row_order);
     fb::ShortlistBuilder b(fbb_);
     b.add_frequent(&frequent);
     b.add_offsets(&offsets);
     b.add_targets(&targets);
+    if (!sl.row_order.empty()) b.add_row_order(&row_order);
     b.add_include_source_ids(sl.include_source_ids);
     b.add_top_k(sl.top_k);
     b.add_method(method);

@@ -55,12 +55,13 @@ struct ShortlistSpec {
   std::vector<uint32_t> offsets;   // [source_vocab + 1]
   std::vector<int32_t> targets;    // [offsets.back()]: per source id, best first
   bool include_source_ids = false;
+  std::vector<int32_t> row_order;  // empty, or [target_vocab]: token of projection row r
   int top_k = 0;                   // the most targets kept per source id
   std::string method;              // provenance, free text
 };
 
 struct ModelSpec {
-  uint32_t format_version = layout::kFormatVersion;
+  uint32_t format_version = layout::kFormatVersion1;  // kFormatVersionRowOrder with shortlist->row_order
   ModelConfig config;            // weight_type is implied by the tensors; langs go to metadata
   std::vector<TensorSpec> tensors;
   SpmSpec source_spm;

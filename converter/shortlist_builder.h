@@ -35,6 +35,10 @@ struct ShortlistOptions {
   int top_k = 100;    // targets kept per source id (Marian deployments often use 50 50: see docs/format.md)
   int frequent = 200; // always-allowed target ids
   ShortlistScore score = ShortlistScore::kDice;
+  // int8 models: store the output projection's rows in an order that groups the ids the same
+  // sentences select (ShortlistSpec::row_order; the file becomes format_version 2); false (or an
+  // f32/f16 model): token order, format_version 1.
+  bool row_order = true;
 };
 
 // What a build read and kept (printed by `mtlite shortlist`, checked by tests).

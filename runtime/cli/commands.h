@@ -33,6 +33,7 @@ struct ShortlistArgs {
   std::vector<std::string> sources, targets;  // --source / --target, repeatable, paired in order
   int top_k = 100, frequent = 200;
   std::string score = "dice";
+  bool keep_order = false;  // --keep-row-order
   bool quiet = false;
 };
 ParseResult ParseShortlistArgs(int argc, const char* const* argv, ShortlistArgs* out);

@@ -108,6 +108,7 @@ std::vector<std::pair<std::string, std::string>> ShortlistFields(const Model& mo
           {"targets", std::to_string(v.offsets[md.config.source_vocab_size])},
           {"top_k", std::to_string(sl->top_k())},
           {"include_source_ids", v.include_source_ids ? "true" : "false"},
+          {"row_order", v.row_order ? "\"shortlist\"" : "\"token\""},
           {"method", JsonQuote(sl->method() ? sl->method()->string_view() : std::string_view())}};
 }
 

@@ -1,5 +1,5 @@
 // `mtlite shortlist -m MODEL -o OUT (--source SRC --target TGT ... | --lex FILE [--target TGT ...])
-//                   [--top-k K] [--frequent N] [--score dice|conditional] [--quiet]`
+//                   [--top-k K] [--frequent N] [--score dice|conditional] [--keep-row-order] [--quiet]`
 // Writes OUT = MODEL plus an output-vocabulary shortlist section (converter/shortlist_builder.h). The
 // parser is in every build; the build itself only where the converter (a host tool) is built.
 #include <cinttypes>
@@ -18,8 +18,11 @@ namespace cli {
 
 // `mtlite shortlist --help`: what the command does.
 constexpr char kSummary[] =
-    "Writes OUT: MODEL with an output-vocabulary shortlist section (an existing one is replaced;\n"
-    "the weights are copied unchanged). Built from parallel text tokenized with the model's\n"
+    "Writes OUT: MODEL with an output-vocabulary shortlist section (an existing one is replaced).\n"
+    "The weights are copied unchanged, except that an int8 model's output projection rows (and\n"
+    "final_logits_bias) are stored in an order that puts the ids the same sentences select side\n"
+    "by side, so a sentence's candidates fill few 8-row blocks (--keep-row-order: token order;\n"
+    "a reordered file is format version 2). Built from parallel text tokenized with the model's\n"
     "tokenizers (per source token, the top-k target tokens by co-occurrence: Dice 2c(s,t)/(c(s)+c(t))\n"
     "or p(t|s) = c(s,t)/c(s) over sentence pairs), or imported from Marian's lex.s2t text format\n"
     "(\"TARGET SOURCE PROB\" per line); plus the N most frequent target tokens, always allowed.";
@@ -45,6 +48,9 @@ ParseResult ParseShortlistArgs(int argc, const char* const* argv, ShortlistArgs*
   p.Int("--frequent", "N", 0, 10000000, &a->frequent,
         "most frequent target tokens, always allowed (with --lex and no --target: highest target spm unigram scores)");
   p.Choice("--score", {"dice", "conditional"}, &a->score, "co-occurrence score: Dice or p(t|s)");
+  p.Flag("--keep-row-order", &a->keep_order,
+         "keep the output projection's rows in token order (the file stays format version 1; the shortlist "
+         "then reads more blocks per sentence)");
   p.Flag("-q,--quiet", &a->quiet, "no report");
   p.Check([a] {
     if (!a->lex.empty()) return a->sources.empty() ? std::string() : std::string("--source is not used with --lex");
@@ -77,6 +83,8 @@ void PrintReport(const ShortlistArgs& a, const converter::ShortlistReport& r, co
               " targets (at most %d each), source ids allowed: %s\n",
               sl.frequent.size(), r.frequent_rule.c_str(), r.sources_with_targets, r.total_targets, sl.top_k,
               sl.include_source_ids ? "yes (shared vocabulary)" : "no");
+  std::printf("output projection rows: %s\n",
+              sl.row_order.empty() ? "token order" : "grouped by the shortlist (format version 2)");
   std::printf("%s: %" PRIu64 " bytes (%s: %" PRIu64 " bytes)\n", a.output.c_str(), out_bytes, a.model.c_str(),
               model_bytes);
 }
@@ -98,6 +106,7 @@ int ShortlistMain(int argc, char** argv) {
   options.top_k = a.top_k;
   options.frequent = a.frequent;
   options.score = a.score == "dice" ? converter::ShortlistScore::kDice : converter::ShortlistScore::kConditional;
+  options.row_order = !a.keep_order;
   converter::ShortlistSpec shortlist;
   converter::ShortlistReport report;
   Status s = a.lex.empty()

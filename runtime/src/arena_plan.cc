@@ -179,6 +179,8 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufShortlistBlocks, "shortlist.blocks", shortlist ? V8 / 8 * i32 : 0, kTok, kDec);
   set(kBufShortlistColumns, "shortlist.columns", shortlist ? V8 * i32 : 0, kTok, kDec);
   set(kBufShortlistMasked, "shortlist.masked_columns", shortlist ? V8 * i32 : 0, kTok, kDec);
+  // projection rows in the shortlist's order: one logits row at a time goes back to token order
+  set(kBufTokenOrderRow, "decoder.token_order_row", md.shortlist.row_order ? V * f : 0, kDec, kDec);
   p.Place();
   return p;
 }

@@ -45,7 +45,7 @@ enum BufferId : int {
   kBufActive, kBufRowTokens, kBufBeamScore, kBufCandScore, kBufCandTok, kBufCandPar,
   kBufHyps, kBufNumHyps, kBufWorst, kBufDone, kBufRowScore, kBufRowBest,
   kBufStreamIds, kBufStreamText,
-  kBufShortlistMarks, kBufShortlistBlocks, kBufShortlistColumns, kBufShortlistMasked,
+  kBufShortlistMarks, kBufShortlistBlocks, kBufShortlistColumns, kBufShortlistMasked, kBufTokenOrderRow,
   kNumBuffers
 };
 

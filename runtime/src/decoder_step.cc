@@ -245,6 +245,17 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
     MTLITE_RETURN_IF_ERROR(L.RunBlocks(exec_, dx_, n, out_blocks_, num_out_blocks_, logits_, sc));
   } else {
     MTLITE_RETURN_IF_ERROR(Lin(out, out_proj(), dx_, n, logits_, nullptr, Act::kNone, sc));
+    if (const int32_t* token_row = md_->shortlist.token_row) {
+      // rows in the shortlist's order (token t at column token_row[t]): back to token order, the
+      // same values in the same places as a model stored in token order. Gathered (sequential
+      // writes): scattering the columns instead took 1.5x as long.
+      const int V = x.V;
+      for (int i = 0; i < n; ++i) {
+        float* row = logits_ + size_t(i) * V;
+        std::memcpy(token_order_row_, row, sizeof(float) * size_t(V));
+        for (int t = 0; t < V; ++t) row[t] = token_order_row_[token_row[t]];
+      }
+    }
   }
   *logits = logits_;
   return Status::Ok();

@@ -18,7 +18,12 @@ namespace mtlite {
 namespace layout {
 
 // ---- format ---------------------------------------------------------------------------------
-inline constexpr uint32_t kFormatVersion = 1;  // Model.format_version this code reads and writes
+// Model.format_version: files are written as version 1, or as version 2 when their shortlist
+// stores the output projection's rows in its own order (Shortlist.row_order), which a version-1
+// reader would take for token order; this code reads both.
+inline constexpr uint32_t kFormatVersion1 = 1;
+inline constexpr uint32_t kFormatVersionRowOrder = 2;
+inline constexpr uint32_t kFormatVersion = kFormatVersionRowOrder;  // the newest this code reads
 inline constexpr uint64_t kDataAlignment = 64; // file offset alignment of every data buffer
 
 // ---- HF MarianMT tensor names ---------------------------------------------------------------

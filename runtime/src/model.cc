@@ -630,8 +630,36 @@ class Loader {
     if (sl->include_source_ids() && !SameVocabularies()) {
       return Invalid("shortlist.include_source_ids is set but the source and target vocabularies differ");
     }
+    const int32_t* row_order = nullptr;
+    int32_t* token_row = nullptr;
+    if (sl->row_order()) {
+      if (root_->format_version() < layout::kFormatVersionRowOrder) {
+        return Invalid("shortlist.row_order needs format_version " + std::to_string(layout::kFormatVersionRowOrder) +
+                       " (the file says " + std::to_string(root_->format_version()) + ")");
+      }
+      uint64_t n = 0;
+      MTLITE_RETURN_IF_ERROR(ArrayRef(sl->row_order(), "shortlist.row_order", "int32", int64_t(vt), &n));
+      row_order = reinterpret_cast<const int32_t*>(base_ + sl->row_order()->offset());
+      token_row = tables_->Take<int32_t>(uint64_t(vt));
+      if (!token_row) return TablesTooSmall();
+      for (int t = 0; t < vt; ++t) token_row[t] = -1;
+      for (int r = 0; r < vt; ++r) {
+        const int32_t t = row_order[r];
+        if (t < 0 || t >= vt || token_row[t] >= 0) {
+          return Invalid("shortlist.row_order is not a permutation of the target ids (row " + std::to_string(r) +
+                         ": " + std::to_string(t) + (t >= 0 && t < vt ? ", seen before)" : ")"));
+        }
+        token_row[t] = r;
+      }
+      // every view of the projection's rows reads token t at row token_row[t]
+      const void* proj = md_->output_proj.data;
+      for (detail::WeightView* w : {&md_->output_proj, &md_->target_embed, &md_->source_embed})
+        if (w->data == proj) w->row_of = token_row;
+    }
     detail::ShortlistView& v = md_->shortlist;
     v.present = true;
+    v.row_order = row_order;
+    v.token_row = token_row;
     v.frequent = frequent;
     v.num_frequent = static_cast<int>(num_frequent);
     v.offsets = offsets;

@@ -77,6 +77,7 @@ struct WeightView {
   int rows = 0, cols = 0;
   const void* data = nullptr;    // f32 / uint16 (f16 bits) / int8
   const float* scales = nullptr; // int8: per-row (per-output-channel) scales, f32[rows]
+  const int32_t* row_of = nullptr;  // token id -> row (a shortlist's row_order); null: row = id
 };
 
 struct VectorView {
@@ -161,6 +162,11 @@ struct ShortlistView {
   const uint32_t* offsets = nullptr;  // [source_vocab + 1]
   const int32_t* targets = nullptr;   // [offsets[source_vocab]]
   bool include_source_ids = false;    // shared vocabulary: a source token may be copied
+  // Null: the output projection's rows are in token order. Otherwise row r of the output
+  // projection (and of final_logits_bias, and of the embedding table tied to it) is token
+  // row_order[r], and token_row is the inverse (built at load).
+  const int32_t* row_order = nullptr;  // [target_vocab]
+  const int32_t* token_row = nullptr;  // [target_vocab]
 };
 
 struct ModelData {

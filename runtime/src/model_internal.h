@@ -51,6 +51,7 @@ struct TableCounts {
   uint64_t tensors = 0, checks = 0, encoder = 0, decoder = 0;
   uint64_t views = 0;  // string views: source/target pieces, source/target vocab
   uint64_t shortlist_marks = 0;  // bytes: one per target id while the shortlist is checked
+  uint64_t token_rows = 0;       // int32 per target id: the inverse of a shortlist row_order
 
   explicit TableCounts(const fb::Model* root) {
     if (const auto* ts = root->tensors()) {
@@ -72,8 +73,9 @@ struct TableCounts {
       }
     }
     if (const fb::Shortlist* sl = root->shortlist()) {
-      checks += (sl->frequent() ? 1 : 0) + (sl->offsets() ? 1 : 0) + (sl->targets() ? 1 : 0);
+      checks += (sl->frequent() ? 1 : 0) + (sl->offsets() ? 1 : 0) + (sl->targets() ? 1 : 0) + (sl->row_order() ? 1 : 0);
       if (const fb::Config* c = root->config()) shortlist_marks = uint64_t(std::clamp(c->target_vocab_size(), 0, kMaxVocab));
+      if (sl->row_order()) token_rows = shortlist_marks;
     }
   }
   uint64_t Bytes() const {
@@ -83,7 +85,7 @@ struct TableCounts {
            AlignUp(decoder * sizeof(DecoderLayerView), kTableAlign) +
            // one table per piece/vocab list: each rounds up on its own
            AlignUp(views * sizeof(std::string_view), kTableAlign) + 4 * kTableAlign +
-           AlignUp(shortlist_marks, kTableAlign);
+           AlignUp(shortlist_marks, kTableAlign) + AlignUp(token_rows * sizeof(int32_t), kTableAlign);
   }
 };
 

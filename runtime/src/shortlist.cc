@@ -31,14 +31,18 @@ void ShortlistSelector::Build(const ModelData& md, const int32_t* src_ids, int s
       if (!marks_[t]) masked_[num_masked_++] = t;
     return;
   }
+  // Row r of the projection is token order[r] (token r without a row order); rows past V pad the
+  // last block.
+  const int32_t* order = sl.row_order;
+  auto token = [&](int r) { return r >= V ? -1 : order ? order[r] : r; };
   for (int blk = 0; blk * 8 < V; ++blk) {
     bool any = false;
-    for (int j = 0; j < 8 && blk * 8 + j < V; ++j) any = any || marks_[blk * 8 + j];
+    for (int j = 0; j < 8 && blk * 8 + j < V; ++j) any = any || marks_[token(blk * 8 + j)];
     if (!any) continue;
     for (int j = 0; j < 8; ++j) {
-      const int t = blk * 8 + j, c = num_blocks_ * 8 + j;
-      columns_[c] = t < V ? t : cfg.eos_id;
-      if (t >= V || !marks_[t]) masked_[num_masked_++] = c;
+      const int t = token(blk * 8 + j), c = num_blocks_ * 8 + j;
+      columns_[c] = t >= 0 ? t : cfg.eos_id;
+      if (t < 0 || !marks_[t]) masked_[num_masked_++] = c;
       if (t == cfg.eos_id) spec->eos_id = c;
     }
     blocks_[num_blocks_++] = blk;

@@ -4,7 +4,9 @@
 // log-softmax and the search run over the candidates only (as Marian's shortlist does).
 //  int8:    the output projection reads only the 8-row blocks of the vocabulary that hold a
 //           candidate (BlockedN8K4), the logits have one column per row of those blocks, and the
-//           block-mates that are not candidates are masked to -inf;
+//           block-mates that are not candidates are masked to -inf. With a row order
+//           (ShortlistView::row_order) the rows are grouped so that one sentence's candidates
+//           share fewer blocks; column order follows the rows;
 //  f32/f16: the full projection, every non-candidate masked to -inf.
 #pragma once
 

@@ -41,6 +41,7 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
   dctx_ = plan.Get<float>(arena, kBufDecCtx);
   dffn_ = plan.Get<float>(arena, kBufDecFfn);
   logits_ = plan.Get<float>(arena, kBufLogits);
+  token_order_row_ = plan.Get<float>(arena, kBufTokenOrderRow);
   kcache_ = plan.Get<float>(arena, kBufKCache);
   vcache_ = plan.Get<float>(arena, kBufVCache);
   anc_ = plan.Get<int32_t>(arena, kBufAncestors);
@@ -108,6 +109,7 @@ void Transformer::Norm(Profiler* prof, Op op, int layer, float* x, int m, const 
 void Transformer::Embed(const WeightView& table, int32_t id, int pos, const float* positions, float* out) const {
   const int d = dims_.d;
   const float scale = cfg_->embed_scale;
+  if (table.row_of) id = table.row_of[id];  // rows in a shortlist's order
   if (table.dtype == WeightType::kInt8) {
     const int kp = kernels::RoundUp(d, 4);
     const int8_t* block = static_cast<const int8_t*>(table.data) + size_t(id / 8) * size_t(kp) * 8 + (id % 8) * 4;

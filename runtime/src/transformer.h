@@ -139,6 +139,7 @@ class Transformer {
   float *ck_ = nullptr, *cv_ = nullptr;  // [Ld][B*S][d]
   float *dx_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr, *dctx_ = nullptr, *dffn_ = nullptr;
   float* logits_ = nullptr;         // [R][V]
+  float* token_order_row_ = nullptr;  // [V] when the projection's rows are in a shortlist's order
   float *kcache_ = nullptr, *vcache_ = nullptr;  // [Ld][T][R][d]
   int32_t* anc_ = nullptr;          // [R][T]
   LinearScratch enc_scratch_, dec_scratch_;

@@ -187,11 +187,11 @@ TEST(Damage, WrongIdentifier) {
 
 TEST(Damage, FutureFormatVersionIsUnsupported) {
   ModelSpec spec = TinySpec();
-  spec.format_version = 2;
+  spec.format_version = 3;
   const AlignedBytes b = converter::SerializeModel(spec);
-  const Status s = ExpectRejected(b.data(), b.size(), "v2");
+  const Status s = ExpectRejected(b.data(), b.size(), "v3");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_EQ(s.message(), "format version 2 is newer than this runtime (1)");
+  EXPECT_EQ(s.message(), "format version 3 is newer than this runtime (2)");
   spec.format_version = 0;
   const AlignedBytes z = converter::SerializeModel(spec);
   EXPECT_EQ(ExpectRejected(z.data(), z.size(), "v0").code(), StatusCode::kInvalidModel);
@@ -346,6 +346,32 @@ const std::vector<SpecCase>& SpecCases() {
          s->target_spm = s->source_spm;
        }),
        "include_source_ids"},
+      // the output projection's row order (format_version 2)
+      {"shortlist_row_order_in_version_1",
+       WithShortlist([](converter::ShortlistSpec* l, ModelSpec* s) {
+         for (int t = 0; t < s->config.target_vocab_size; ++t) l->row_order.push_back(s->config.target_vocab_size - 1 - t);
+       }),
+       "needs format_version 2"},
+      {"shortlist_row_order_short",
+       WithShortlist([](converter::ShortlistSpec* l, ModelSpec* s) {
+         s->format_version = 2;
+         for (int t = 0; t + 1 < s->config.target_vocab_size; ++t) l->row_order.push_back(t);
+       }),
+       "shortlist.row_order"},
+      {"shortlist_row_order_repeats",
+       WithShortlist([](converter::ShortlistSpec* l, ModelSpec* s) {
+         s->format_version = 2;
+         for (int t = 0; t < s->config.target_vocab_size; ++t) l->row_order.push_back(t);
+         l->row_order[3] = 1;
+       }),
+       "not a permutation"},
+      {"shortlist_row_order_out_of_range",
+       WithShortlist([](converter::ShortlistSpec* l, ModelSpec* s) {
+         s->format_version = 2;
+         for (int t = 0; t < s->config.target_vocab_size; ++t) l->row_order.push_back(t);
+         l->row_order[0] = s->config.target_vocab_size;
+       }),
+       "not a permutation"},
   };
   return cases;
 }
@@ -484,7 +510,7 @@ std::vector<std::pair<std::string, AlignedBytes>> MakeSeeds() {
   std::memcpy(ident.data() + 8, "MTL0", 4);
   seeds.push_back({"wrong_identifier.mtlite", ident});
   ModelSpec future = TinySpec();
-  future.format_version = 2;
+  future.format_version = 3;
   seeds.push_back({"future_version.mtlite", converter::SerializeModel(future)});
   ModelSpec huge = TinySpec();
   huge.config.d_model = 1 << 30;
@@ -492,6 +518,13 @@ std::vector<std::pair<std::string, AlignedBytes>> MakeSeeds() {
   ModelSpec with_shortlist = TinySpec();
   with_shortlist.shortlist = TinyShortlist(with_shortlist);
   seeds.push_back({"shortlist_valid.mtlite", converter::SerializeModel(with_shortlist)});
+  ModelSpec ordered = with_shortlist;  // rows in reverse order (format version 2)
+  ordered.format_version = 2;
+  for (int t = 0; t < ordered.config.target_vocab_size; ++t)
+    ordered.shortlist->row_order.push_back(ordered.config.target_vocab_size - 1 - t);
+  seeds.push_back({"shortlist_row_order_valid.mtlite", converter::SerializeModel(ordered)});
+  ordered.shortlist->row_order[1] = ordered.shortlist->row_order[0];
+  seeds.push_back({"shortlist_row_order_repeats.mtlite", converter::SerializeModel(ordered)});
   with_shortlist.shortlist->offsets[4] = with_shortlist.shortlist->offsets[3] - 1;
   seeds.push_back({"shortlist_offsets_decrease.mtlite", converter::SerializeModel(with_shortlist)});
   AlignedBytes flipped = valid;

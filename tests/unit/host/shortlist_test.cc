@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels.h"
 #include "model_data.h"
 #include "model_reader.h"
 #include "model_test_helpers.h"
@@ -328,14 +329,39 @@ TEST(ShortlistFile, ReadModelSpecReproducesTheFile) {
 }
 
 // Every data buffer of `out` but the shortlist's equals `in`'s (name, size, bytes).
+// Token t's int8 output-projection row, scale and final_logits_bias entry, wherever the model
+// stores them (a shortlist's row order).
+std::string TokenRow(const Model& m, int t) {
+  const detail::ModelData& md = m.data();
+  const detail::WeightView& w = md.output_proj;
+  const int r = w.row_of ? w.row_of[t] : t;
+  std::string row(size_t(w.cols), '\0');
+  kernels::UnpackBlockedRow(static_cast<const int8_t*>(w.data), w.rows, w.cols, r, reinterpret_cast<int8_t*>(&row[0]));
+  row.append(reinterpret_cast<const char*>(&w.scales[r]), sizeof(float));
+  if (md.final_logits_bias.data) row.append(reinterpret_cast<const char*>(&md.final_logits_bias.data[r]), sizeof(float));
+  return row;
+}
+
+// Every data buffer but the shortlist's has the same bytes in `in` and `out`; when either stores
+// the output projection in a shortlist's row order, the projection's buffers (the tied embedding
+// table) and final_logits_bias instead hold the same row for every token.
 void ExpectOtherBuffersEqual(const Model& in, const Model& out) {
+  const bool reordered = in.data().shortlist.row_order || out.data().shortlist.row_order;
   std::map<std::string, std::string> a, b;
-  auto collect = [](const Model& m, std::map<std::string, std::string>* to) {
+  auto collect = [reordered](const Model& m, std::map<std::string, std::string>* to) {
     for (const auto& c : m.data().checks) {
       if (c.name.rfind("shortlist.", 0) == 0) continue;
+      if (reordered && (c.data == m.data().output_proj.data ||
+                        reinterpret_cast<const void*>(c.data) == m.data().output_proj.scales ||
+                        reinterpret_cast<const void*>(c.data) == m.data().final_logits_bias.data))
+        continue;
       (*to)[c.Label()] = std::string(reinterpret_cast<const char*>(c.data), c.size);
     }
   };
+  if (reordered) {
+    ASSERT_EQ(in.config().target_vocab_size, out.config().target_vocab_size);
+    for (int t = 0; t < in.config().target_vocab_size; ++t) ASSERT_EQ(TokenRow(in, t), TokenRow(out, t)) << "token " << t;
+  }
   collect(in, &a);
   collect(out, &b);
   EXPECT_EQ(a.size(), b.size());
@@ -350,6 +376,7 @@ TEST(ShortlistFile, AddAndReplaceKeepEveryOtherBuffer) {
   ASSERT_TRUE(model);
   ShortlistOptions o;
   o.top_k = 10;
+  o.row_order = false;  // token order: every weight byte stays (ShortlistFile.RowOrder: the default)
   ShortlistSpec sl;
   ShortlistReport r;
   ASSERT_TRUE(converter::BuildCorpusShortlist(*model, {TrainPath("en")}, {TrainPath("de")}, o, &sl, &r).ok());
@@ -393,6 +420,112 @@ TEST(ShortlistFile, AddAndReplaceKeepEveryOtherBuffer) {
   const AlignedBytes original = testing::ReadAligned(testing::DemoModel("int8"));
   ASSERT_EQ(back.size(), original.size());
   EXPECT_EQ(std::memcmp(back.data(), original.data(), back.size()), 0);
+}
+
+// The default build of an int8 model stores the output projection's rows (the tied embedding
+// table) grouped by the shortlist: a permutation with the frequent ids and </s> first, format
+// version 2, every token's row, scale and bias kept; the blocks a sentence's candidates touch
+// shrink; translations without the shortlist are unchanged, with it the same tokens as a
+// token-order shortlist. Replacing the shortlist composes the orders.
+TEST(ShortlistFile, RowOrder) {
+  auto model = LoadDemo();
+  ASSERT_TRUE(model);
+  const int V = model->config().target_vocab_size;
+  ShortlistReport r;
+  ShortlistSpec sl, sl_token;
+  ASSERT_TRUE(converter::BuildCorpusShortlist(*model, {TrainPath("en")}, {TrainPath("de")}, {}, &sl, &r).ok());
+  ShortlistOptions keep;
+  keep.row_order = false;
+  ASSERT_TRUE(converter::BuildCorpusShortlist(*model, {TrainPath("en")}, {TrainPath("de")}, keep, &sl_token, &r).ok());
+  EXPECT_TRUE(sl_token.row_order.empty());
+  ASSERT_EQ(sl.row_order.size(), size_t(V));
+  std::vector<int32_t> sorted = sl.row_order;
+  std::sort(sorted.begin(), sorted.end());
+  for (int t = 0; t < V; ++t) ASSERT_EQ(sorted[size_t(t)], t);
+  for (size_t i = 0; i < sl.frequent.size(); ++i) EXPECT_EQ(sl.row_order[i], sl.frequent[i]);
+  EXPECT_EQ(sl.row_order[sl.frequent.size()], model->config().eos_id);
+
+  AlignedBytes ordered, token;
+  ASSERT_TRUE(converter::AddShortlist(*model, sl, &ordered).ok());
+  ASSERT_TRUE(converter::AddShortlist(*model, sl_token, &token).ok());
+  auto mo = Model::FromBuffer(ordered.data(), ordered.size(), LoadOptions{true});
+  auto mt = Model::FromBuffer(token.data(), token.size(), LoadOptions{true});
+  ASSERT_TRUE(mo.ok() && mt.ok()) << mo.status().ToString() << mt.status().ToString();
+  converter::ModelSpec so, st;
+  ASSERT_TRUE(converter::ReadModelSpec(**mo, &so).ok() && converter::ReadModelSpec(**mt, &st).ok());
+  EXPECT_EQ(so.format_version, 2u);
+  EXPECT_EQ(st.format_version, 1u);
+  ASSERT_NE((*mo)->data().shortlist.row_order, nullptr);
+  EXPECT_EQ((*mt)->data().shortlist.row_order, nullptr);
+  EXPECT_EQ((*mo)->data().output_proj.row_of, (*mo)->data().shortlist.token_row);
+  EXPECT_EQ((*mo)->data().source_embed.row_of, (*mo)->data().shortlist.token_row);  // shared vocabulary
+  ExpectOtherBuffersEqual(*model, **mo);
+  // Replacing: a token-order shortlist on the reordered file gives the token-order file byte for
+  // byte; the reordered shortlist again gives the reordered file.
+  AlignedBytes back, again;
+  ASSERT_TRUE(converter::AddShortlist(**mo, sl_token, &back).ok());
+  ASSERT_TRUE(converter::AddShortlist(**mo, sl, &again).ok());
+  ASSERT_EQ(back.size(), token.size());
+  EXPECT_EQ(std::memcmp(back.data(), token.data(), back.size()), 0);
+  ASSERT_EQ(again.size(), ordered.size());
+  EXPECT_EQ(std::memcmp(again.data(), ordered.data(), again.size()), 0);
+
+  // The 8-row blocks the candidates of a dev sentence touch (batch 1), in both files.
+  const std::vector<std::string> dev =
+      Lines(testing::ReadText(std::string(MTLITE_SOURCE_DIR) + "/tests/data/dev/multi30k.val.en"));
+  const std::vector<std::string> lines(dev.begin(), dev.begin() + 100);
+  const detail::ShortlistView& v = (*mo)->data().shortlist;
+  size_t blocks_token = 0, blocks_ordered = 0;
+  for (const std::string& line : lines) {
+    std::vector<int32_t> src;
+    ASSERT_TRUE(EncodeSource(**mo, line, &src).ok());
+    std::set<int32_t> cand(v.frequent, v.frequent + v.num_frequent), bt, bo;
+    cand.insert(model->config().eos_id);
+    for (int32_t id : src) {
+      cand.insert(v.targets + v.offsets[id], v.targets + v.offsets[id + 1]);
+      if (v.include_source_ids) cand.insert(id);
+    }
+    for (int32_t t : cand) bt.insert(t / 8), bo.insert(v.token_row[t] / 8);
+    blocks_token += bt.size();
+    blocks_ordered += bo.size();
+  }
+  std::printf("candidate blocks over %zu dev lines: %zu in token order, %zu grouped\n", lines.size(), blocks_token,
+              blocks_ordered);
+  EXPECT_LT(double(blocks_ordered), 0.8 * double(blocks_token));
+
+  // Translations: without the shortlist identical to the model's (ids and scores, greedy and
+  // beam 4); with it, greedy gives the token-order shortlist's tokens.
+  std::shared_ptr<const Model> base = model, with_o(std::move(mo).value()), with_t(std::move(mt).value());
+  TranslatorLimits lim;
+  lim.max_batch = 2;
+  lim.max_beam = 4;
+  auto tb = Translator::Create(base, lim), to = Translator::Create(with_o, lim), tt = Translator::Create(with_t, lim);
+  ASSERT_TRUE(tb.ok() && to.ok() && tt.ok());
+  for (int beam : {1, 4}) {
+    TranslateOptions plain, shortlisted;
+    plain.beam_size = shortlisted.beam_size = beam;
+    shortlisted.use_shortlist = true;
+    const std::vector<std::string> batch(lines.begin(), lines.begin() + 12);
+    for (size_t i = 0; i < batch.size(); i += 2) {
+      const std::vector<std::string> two(batch.begin() + std::ptrdiff_t(i), batch.begin() + std::ptrdiff_t(i) + 2);
+      std::vector<TranslationResult> a, b, so_, st_;
+      ASSERT_TRUE(tb.value()->Translate(two, plain, &a).ok());
+      ASSERT_TRUE(to.value()->Translate(two, plain, &b).ok());
+      ASSERT_TRUE(to.value()->Translate(two, shortlisted, &so_).ok());
+      ASSERT_TRUE(tt.value()->Translate(two, shortlisted, &st_).ok());
+      for (size_t j = 0; j < two.size(); ++j) {
+        EXPECT_EQ(a[j].hypotheses[0].ids, b[j].hypotheses[0].ids) << two[j];
+        EXPECT_EQ(a[j].hypotheses[0].score, b[j].hypotheses[0].score) << two[j];
+        if (beam == 1) EXPECT_EQ(so_[j].hypotheses[0].ids, st_[j].hypotheses[0].ids) << two[j];
+      }
+    }
+  }
+  // f32 models keep token order (their projection is computed whole).
+  if (auto f32 = LoadDemo("fp32")) {
+    ShortlistSpec s32;
+    ASSERT_TRUE(converter::BuildCorpusShortlist(*f32, {TrainPath("en")}, {TrainPath("de")}, {}, &s32, &r).ok());
+    EXPECT_TRUE(s32.row_order.empty());
+  }
 }
 
 // The firmware load path (caller storage) validates the section without a heap allocation.

@@ -55,7 +55,7 @@ using Clock = std::chrono::steady_clock;
 struct Args : mtlite::cli::TranslationArgs {
   std::string input, output, ids_output;
   int repeat = 1, bw_reps = 5, bw_mib = 256;
-  bool no_warmup = false, roofline = false, profile = false;
+  bool no_warmup = false, roofline = false, profile = false, shortlist = false;
 };
 
 // -1: go on; otherwise the exit code (help printed: 0, bad arguments: 2).
@@ -74,6 +74,7 @@ int ParseArgs(int argc, char** argv, Args* a) {
   p.Flag("--no-warmup", &a->no_warmup, "no untimed warm-up call");
   p.Flag("--roofline", &a->roofline, "roofline mode");
   p.Flag("--profile", &a->profile, "translate with the profiler on (its overhead: bench/profile_overhead.py)");
+  p.Flag("--shortlist", &a->shortlist, "restrict the output vocabulary to the batch's candidates (the model's shortlist)");
   p.Check([a] {
     return a->roofline || (!a->input.empty() && !a->output.empty()) ? std::string()
                                                                      : "--input and --output are required";
@@ -203,6 +204,7 @@ int main(int argc, char** argv) {
   opt.max_length = lim.max_target_tokens;
   opt.n_best = 1;
   opt.profile = a.profile;
+  opt.use_shortlist = a.shortlist;
 
   const size_t n = lines.size();
   const size_t bsz = size_t(a.batch);
@@ -279,7 +281,7 @@ int main(int argc, char** argv) {
   w.Key("kernels").String(mtlite::kernels::BestKernels().name);
   w.Key("batch").Int(a.batch).Key("beam").Int(a.beam).Key("threads").Int(a.threads);
   w.Key("max_length").Int(opt.max_length).Key("repeat").Int(a.repeat).Key("warmup").Bool(!a.no_warmup);
-  w.Key("profile").Bool(a.profile);
+  w.Key("profile").Bool(a.profile).Key("shortlist").Bool(a.shortlist);
   w.Key("sentences").Uint(n).Key("calls_per_run").Uint((n + bsz - 1) / bsz).Key("target_tokens").Int(target_tokens);
   w.Key("total_s").Fixed(total_s, 6).Key("total_s_runs").BeginArray(mtlite::cli::JsonWriter::kInline);
   for (double t : run_totals) w.Fixed(t, 6);

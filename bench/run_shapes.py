@@ -9,7 +9,9 @@ and in ONE run measures, interleaved, for every shape x batch x threads x search
   mtlite-int8       this build (bench/e2e_bench of --build-dir)
   mtlite-turn1      the turn-1 build (git e0a6ba1: --baseline-build, or built into build-baseline/
                     from a detached worktree outside the repository)
-  mtlite-shortlist  this build with --shortlist-args appended (only when given)
+  mtlite-shortlist  this build with --shortlist, on the shape's model plus a shortlist that
+                    `mtlite shortlist` builds from --shortlist-data (batch 1, 1 thread only: the
+                    criterion is shortlist / none at batch 1)
   torch-fp32        PyTorch eager fp32 (bench/torch_marian.py)        on the first --torch-sentences
   torch-int8        PyTorch quantize_dynamic int8                     sentences (batch 16: >= 16),
                     one process per (shape, threads) running all its (batch, beam)
@@ -62,7 +64,7 @@ ENGINES = {
     "torch-fp32": ("torch", "PyTorch fp32"),
     "torch-int8": ("torch", "PyTorch dyn. int8"),
 }
-DEFAULT_ENGINES = ["mtlite-int8", "mtlite-turn1", "torch-fp32", "torch-int8"]
+DEFAULT_ENGINES = ["mtlite-int8", "mtlite-turn1", "mtlite-shortlist", "torch-fp32", "torch-int8"]
 RSS_SLACK_BYTES = 4 << 20  # peak RSS bound: model file + arena + 4 MiB
 # For the expected duration (--plan, the start line): per engine and shape, seconds of one decoder
 # step with one row, seconds per further row (batch x beam), and the process start (PyTorch:
@@ -109,7 +111,7 @@ def parse_args(argv):
     ap.add_argument("--baseline-rev", default=BASELINE_REV)
     ap.add_argument("--shapes", type=csv_shapes, default=list(SHAPES))
     ap.add_argument("--engines", type=run_e2e.csv_names(list(ENGINES)), default=None,
-                    help=f"default {','.join(DEFAULT_ENGINES)} (+ mtlite-shortlist with --shortlist-args)")
+                    help=f"default {','.join(DEFAULT_ENGINES)}")
     ap.add_argument("--batch", type=run_e2e.csv_ints, default=[1, 16])
     ap.add_argument("--threads", type=run_e2e.csv_ints, default=[1, 2])
     ap.add_argument("--beam", type=run_e2e.csv_ints, default=[1, 4])
@@ -122,9 +124,12 @@ def parse_args(argv):
                     help="PyTorch also at --max-length 1, for its decoder step time (more process starts)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1, help="checkpoint seed")
-    ap.add_argument("--shortlist-args", default=None,
-                    help="extra e2e_bench arguments that turn this build's shortlist on; adds the engine "
-                         "mtlite-shortlist ({ckpt} = the shape's checkpoint dir, {shape} = its name)")
+    ap.add_argument("--shortlist-data", default=os.path.join(ROOT, "tests", "data", "shortlist", "train"),
+                    help="parallel text PREFIX.en / PREFIX.de for the shapes' shortlists (mtlite shortlist "
+                         "with its defaults)")
+    ap.add_argument("--shortlist-args", default="",
+                    help="extra e2e_bench arguments of mtlite-shortlist ({ckpt} = the shape's checkpoint dir, "
+                         "{shape} = its name)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per engine run")
     ap.add_argument("--cpu", type=int, default=None,
                     help="1-thread runs and the machine measurements are pinned to this CPU (default: the "
@@ -141,9 +146,7 @@ def parse_args(argv):
     ap.add_argument("--allow-stale", action="store_true")
     a = ap.parse_args(argv)
     if a.engines is None:
-        a.engines = DEFAULT_ENGINES + (["mtlite-shortlist"] if a.shortlist_args else [])
-    if "mtlite-shortlist" in a.engines and not a.shortlist_args:
-        ap.error("engine mtlite-shortlist needs --shortlist-args")
+        a.engines = list(DEFAULT_ENGINES)
     if a.smoke:
         a.sentences = min(a.sentences, 4)
         a.torch_sentences = {k: 2 for k in SHAPES}
@@ -312,6 +315,16 @@ def ensure_model(mtlite, ckpt, path):
         return path
     os.makedirs(os.path.dirname(path), exist_ok=True)
     run([mtlite, "convert", ckpt, "-o", path, "--quantize", "int8"], f"convert {ckpt}")
+    return path
+
+
+def ensure_shortlist_model(mtlite, model, data, path):
+    """`mtlite shortlist` (its defaults) from data.en / data.de unless path is newer than its inputs."""
+    src, tgt = data + ".en", data + ".de"
+    newest = max(os.path.getmtime(p) for p in (model, mtlite, src, tgt))
+    if os.path.exists(path) and os.path.getmtime(path) > newest:
+        return path
+    run([mtlite, "shortlist", "-m", model, "-o", path, "--source", src, "--target", tgt, "-q"], f"shortlist {model}")
     return path
 
 
@@ -557,7 +570,7 @@ def engine_cmd(a, job, exes, base_exes, models, ckpt, src):
     if e == "mtlite-turn1":
         return [base_exes["e2e_bench"], "-m", models[(shape, "turn1")]] + common, outs
     extra = a.shortlist_args.replace("{ckpt}", ckpt).replace("{shape}", shape).split()
-    return [exes["e2e_bench"], "-m", models[(shape, "this")]] + common + extra, outs
+    return [exes["e2e_bench"], "-m", models[(shape, "shortlist")], "--shortlist"] + common + extra, outs
 
 
 def ids_stats(path, want):
@@ -642,6 +655,8 @@ def aggregate(a, state, shapes_info):
                     return [r for r in recs if r.get("shape") == shape and r.get("engine") == e and r.get("batch")
                             == b and r.get("threads") == t and r.get("beam") == k and r.get("length") == length]
                 full, one = sel(a.max_length), sel(1)
+                if not full and not one:
+                    continue  # not planned (mtlite-shortlist beyond batch 1, 1 thread)
                 okf, ok1 = [r for r in full if r["ok"]], [r for r in one if r["ok"]]
                 row = {"shape": shape, "batch": b, "threads": t, "beam": k, "engine": e,
                        "runs": len(full) + len(one), "ok_runs": len(okf) + len(ok1)}
@@ -772,8 +787,7 @@ def criteria(a, meta, rows):
     for shape in [s for s in ("base", "tiny32k") if s in a.shapes]:
         for k in (1, 4):
             speedup(f"{shape}, batch 1, 1 thread, {search(k)}: shortlist ÷ none", (shape, 1, 1, k, "mtlite-shortlist"),
-                    (shape, 1, 1, k, "mtlite-int8"), 2.5,
-                    note="needs --shortlist-args (no shortlist in this build's e2e_bench?)")
+                    (shape, 1, 1, k, "mtlite-int8"), 2.5, note="engine mtlite-shortlist not run")
     vnni = meta.get("vnni")
     for shape in a.shapes:
         for (b, k, lo) in ((16, 1, 1.2), (1, 4, 1.3), (16, 4, 1.3)):
@@ -963,6 +977,8 @@ def plan(a):
                     shift = (rep + ci) % len(mt) if mt else 0
                     ci += 1
                     for e in mt[shift:] + mt[:shift]:
+                        if e == "mtlite-shortlist" and (b, t) != (1, 1):
+                            continue  # its criterion is at batch 1, 1 thread
                         out += [Job(rep, shape, t, e, [(b, k)], length) for length in (a.max_length, 1)]
                 for j, e in enumerate(tjobs):
                     if where[j] >= len(cfgs):
@@ -1020,6 +1036,10 @@ def main(argv):
             ckpts[s] = ensure_checkpoint(a, s)
             models[(s, "this")] = ensure_model(exes["mtlite"], ckpts[s], os.path.join(a.work_dir, "models",
                                                                                      f"{s}.int8.mtlite"))
+            if "mtlite-shortlist" in a.engines:
+                models[(s, "shortlist")] = ensure_shortlist_model(
+                    exes["mtlite"], models[(s, "this")], a.shortlist_data,
+                    os.path.join(a.work_dir, "models", f"{s}.shortlist.int8.mtlite"))
             if base_exes:
                 # the turn-1 build reads this build's file if the format allows; otherwise its own converter's
                 r = subprocess.run([base_exes["mtlite"], "info", models[(s, "this")]], capture_output=True, text=True)
@@ -1047,7 +1067,7 @@ def main(argv):
             shapes_info[s] = info
         identity = {"args": {k: v for k, v in vars(a).items() if k in (
                         "shapes", "engines", "configs", "input", "sentences", "torch_sentences", "max_length", "reps",
-                        "seed", "shortlist_args", "smoke")},
+                        "seed", "shortlist_args", "shortlist_data", "smoke")},
                     "e2e_bench": sha256(exes["e2e_bench"]),
                     "baseline_e2e_bench": sha256(base_exes["e2e_bench"]) if base_exes else None,
                     "torch_marian": sha256(os.path.join(HERE, "torch_marian.py")),

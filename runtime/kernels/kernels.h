@@ -85,6 +85,14 @@ struct KernelTable {
   // ctx[i] = ctx[i] + (p[j] * v_j[i]); rows with p[j] == 0 (masked keys) are skipped.
   void (*attn_context)(const float* p, const float* v, int ld, const int32_t* idx, int m, int n,
                        float* ctx);
+  // The same for `heads` heads of n floats side by side in each row (head h: q + h * n, columns
+  // [h * n, h * n + n) of every key/value row), every row read once for all of them: scores
+  // out[h * ldo + j] = attn_scores of head h; ctx[h * n .. h * n + n) = attn_context of head h
+  // with probabilities p + h * ldp. Bit for bit what the per-head calls give.
+  void (*attn_scores_heads)(const float* q, const float* k, int ld, const int32_t* idx, int m, int n, int heads,
+                            float scale, float* out, int ldo);
+  void (*attn_context_heads)(const float* p, int ldp, const float* v, int ld, const int32_t* idx, int m, int n,
+                             int heads, float* ctx);
 
   // --- search over the logits (beam / greedy), n >= 1 ---
   // Log-softmax statistics without writing: *max_out = max over x (NaN skipped like

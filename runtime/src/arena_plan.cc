@@ -81,6 +81,7 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   x.C = std::min(x.B * x.S, 64);
   x.Le = c.encoder_layers;
   x.Ld = c.decoder_layers;
+  x.Hmax = std::max(c.encoder_heads, c.decoder_heads);
   x.threads = std::max(1, lim.num_threads);
   x.text_cap = x.T * 64 + 16;  // at most 64 bytes of text per token (pieces are short)
   x.tok_ws_bytes = SpmTokenizer::WorkspaceBytes(size_t(lim.max_input_bytes));
@@ -133,7 +134,7 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufEncQuantScale, "encoder.quant_scales", int8 ? std::max(BS, C) * f : 0, kEnc, kKV);
   // f32/f16 (XNNPACK): the residual layers' output before the residual add.
   set(kBufEncStaging, "encoder.residual_staging", int8 ? 0 : BS * d * f, kEnc, kEnc);
-  set(kBufAttnScores, "attention.scores", size_t(x.threads) * std::max(S, T) * f, kEnc, kDec);
+  set(kBufAttnScores, "attention.scores", size_t(x.threads) * x.Hmax * std::max(S, T) * f, kEnc, kDec);
 
   set(kBufCrossK, "cross.k", Ld * BS * d * f, kKV, kDec);
   set(kBufCrossV, "cross.v", Ld * BS * d * f, kKV, kDec);

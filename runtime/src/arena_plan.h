@@ -67,6 +67,7 @@ struct Dims {
   int F_enc = 0, F_dec = 0;
   int C = 0;           // encoder FFN row chunk
   int Le = 0, Ld = 0;  // layers
+  int Hmax = 1;        // attention heads (the larger of encoder and decoder)
   int threads = 1;
   int text_cap = 0;    // output text bytes per hypothesis
   size_t profile_events = 0;  // trace capacity (0: profiling not reserved)

@@ -24,6 +24,17 @@ inline void Attend(const kernels::KernelTable& K, const float* q, const float* k
   K.attn_context(scores, values, ld, idx, m, hd, ctx);
 }
 
+// `heads` heads at once (head h: q + h * hd and columns [h * hd, h * hd + hd) of every key/value
+// row; ctx likewise), each row read once for all of them: the same values as one Attend per head.
+// scores: heads * m floats (head h's probabilities at scores + h * m).
+inline void AttendHeads(const kernels::KernelTable& K, const float* q, const float* keys, const float* values,
+                        int ld, const int32_t* idx, int m, int hd, int heads, float scale, const float* mask,
+                        float* scores, float* ctx) {
+  K.attn_scores_heads(q, keys, ld, idx, m, hd, heads, scale, scores, m);
+  for (int h = 0; h < heads; ++h) K.softmax_masked(scores + size_t(h) * m, m, mask);
+  K.attn_context_heads(scores, m, values, ld, idx, m, hd, heads, ctx);
+}
+
 // Probabilities only (alignments): scores[0..m).
 inline void AttentionProbs(const kernels::KernelTable& K, const float* q, const float* keys, int ld, int m, int hd,
                            float scale, const float* mask, float* scores) {

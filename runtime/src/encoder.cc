@@ -146,7 +146,7 @@ Status Transformer::EncodeSentences(const Exec& ex, const EncPart& part, const i
         Embed(md_->source_embed, src_ids[size_t(b) * x.S + i], i, pos_enc_, ex_ + size_t(off_[b] + i) * d);
   }
   const Act act = ToAct(cfg_->activation);
-  const int scores_stride = std::max(x.S, x.T);
+  const int scores_stride = std::max(x.S, x.T) * x.Hmax;
   for (int l = 0; l < x.Le; ++l) {
     Span layer(prof, Op::kEncoderLayer, l);
     const EncoderLayerView& W = md_->encoder[size_t(l)];

@@ -164,6 +164,48 @@ TEST(KernelAttention, ScoresAndContext) {
   }
 }
 
+// The multi-head entries == one call per head of the reference (attn_scores / attn_context),
+// bit for bit: head widths around the vector widths, head counts around the 4-head groups, rows
+// wider than the heads, gathered rows, masked probabilities, padded output strides.
+TEST(KernelAttention, HeadsEqualOneCallPerHead) {
+  std::mt19937 rng(73);
+  for (int n : {1, 3, 8, 9, 16, 17, 32, 63, 64, 65}) {
+    for (int heads : {1, 2, 3, 4, 5, 8, 9}) {
+      for (int m : {0, 1, 2, 5, 33}) {
+        for (int kind = 0; kind < 4; ++kind) {
+          SCOPED_TRACE("n=" + std::to_string(n) + " heads=" + std::to_string(heads) + " m=" + std::to_string(m) +
+                       " kind=" + std::to_string(kind));
+          const int ld = heads * n + int(rng() % 3) * 4 + (kind & 1);
+          const int rows = m + 4, ldo = m + 3;
+          std::vector<float> kv = kind == 3 ? EdgeVec(rng, size_t(rows) * ld, true) : RandomVec(rng, size_t(rows) * ld, 1.0f);
+          std::vector<float> q = kind == 3 ? EdgeVec(rng, size_t(heads) * n, true) : RandomVec(rng, size_t(heads) * n, 1.0f);
+          std::vector<int32_t> idx(static_cast<size_t>(m));
+          for (auto& i : idx) i = int32_t(rng() % rows);
+          const int32_t* ip = (kind & 2) ? idx.data() : nullptr;
+          std::vector<float> p(size_t(heads) * ldo, 0.5f);
+          for (auto& x : p) x = (rng() % 4 == 0) ? 0.0f : float(rng() % 1000) / 1000.0f;
+          const float scale = 0.125f;
+          std::vector<float> want(size_t(heads) * ldo, -7.0f), ctx_want(size_t(heads) * n + 1, -7.0f);
+          for (int h = 0; h < heads; ++h) {
+            ReferenceKernels().attn_scores(q.data() + size_t(h) * n, kv.data() + size_t(h) * n, ld, ip, m, n, scale,
+                                           want.data() + size_t(h) * ldo);
+            ReferenceKernels().attn_context(p.data() + size_t(h) * ldo, kv.data() + size_t(h) * n, ld, ip, m, n,
+                                            ctx_want.data() + size_t(h) * n);
+          }
+          for (auto* t : Tables()) {
+            SCOPED_TRACE(t->name);
+            std::vector<float> got(size_t(heads) * ldo, -7.0f), ctx(size_t(heads) * n + 1, -7.0f);
+            t->attn_scores_heads(q.data(), kv.data(), ld, ip, m, n, heads, scale, got.data(), ldo);
+            t->attn_context_heads(p.data(), ldo, kv.data(), ld, ip, m, n, heads, ctx.data());
+            ASSERT_EQ("", DiffFloats(want.data(), got.data(), want.size()));  // and nothing past m per head
+            ASSERT_EQ("", DiffFloats(ctx_want.data(), ctx.data(), ctx.size()));
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace kernels

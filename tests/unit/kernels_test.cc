@@ -40,6 +40,8 @@ TEST(KernelDispatch, ReferenceFirstAndBestListed) {
     EXPECT_NE(t->activation, nullptr) << t->name;
     EXPECT_NE(t->attn_scores, nullptr) << t->name;
     EXPECT_NE(t->attn_context, nullptr) << t->name;
+    EXPECT_NE(t->attn_scores_heads, nullptr) << t->name;
+    EXPECT_NE(t->attn_context_heads, nullptr) << t->name;
     EXPECT_NE(t->max_sum_exp, nullptr) << t->name;
     EXPECT_NE(t->scan_gt, nullptr) << t->name;
     EXPECT_NE(t->argmax, nullptr) << t->name;

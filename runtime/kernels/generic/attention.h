@@ -144,6 +144,64 @@ void AttnContext(const float* p, const float* v, int ld, const int32_t* idx, int
   }
 }
 
+template <class D>
+void AttnScoresHeads(const float* q, const float* k, int ld, const int32_t* idx, int m, int n, int heads, float scale,
+                     float* out, int ldo) {
+  // Row by row (its heads are adjacent in memory: one sequential read of the K cache), four heads
+  // at a time in independent sums; each (head, key) is Dot's computation, as in AttnScores.
+  constexpr int W = D::kW;
+  const int nw = n - n % W, rest = n - nw;
+  for (int j = 0; j < m; ++j) {
+    const float* r = k + size_t(idx ? idx[j] : j) * size_t(ld);
+    int h = 0;
+    for (; h + 4 <= heads; h += 4) {
+      const float *q0 = q + size_t(h) * n, *q1 = q0 + n, *q2 = q1 + n, *q3 = q2 + n;
+      const float *k0 = r + size_t(h) * n, *k1 = k0 + n, *k2 = k1 + n, *k3 = k2 + n;
+      auto a0 = D::AccZero(), a1 = a0, a2 = a0, a3 = a0;
+      for (int i = 0; i < nw; i += W) {
+        a0 = D::AccAdd(a0, D::Mul(D::Load(q0 + i), D::Load(k0 + i)));
+        a1 = D::AccAdd(a1, D::Mul(D::Load(q1 + i), D::Load(k1 + i)));
+        a2 = D::AccAdd(a2, D::Mul(D::Load(q2 + i), D::Load(k2 + i)));
+        a3 = D::AccAdd(a3, D::Mul(D::Load(q3 + i), D::Load(k3 + i)));
+      }
+      if (rest) {
+        a0 = D::AccAdd(a0, D::Mul(D::LoadPartial(q0 + nw, rest), D::LoadPartial(k0 + nw, rest)));
+        a1 = D::AccAdd(a1, D::Mul(D::LoadPartial(q1 + nw, rest), D::LoadPartial(k1 + nw, rest)));
+        a2 = D::AccAdd(a2, D::Mul(D::LoadPartial(q2 + nw, rest), D::LoadPartial(k2 + nw, rest)));
+        a3 = D::AccAdd(a3, D::Mul(D::LoadPartial(q3 + nw, rest), D::LoadPartial(k3 + nw, rest)));
+      }
+      out[size_t(h) * ldo + j] = D::Reduce8(a0) * scale;
+      out[size_t(h + 1) * ldo + j] = D::Reduce8(a1) * scale;
+      out[size_t(h + 2) * ldo + j] = D::Reduce8(a2) * scale;
+      out[size_t(h + 3) * ldo + j] = D::Reduce8(a3) * scale;
+    }
+    for (; h < heads; ++h) out[size_t(h) * ldo + j] = Dot<D>(q + size_t(h) * n, r + size_t(h) * n, n) * scale;
+  }
+}
+
+template <class D>
+void AttnContextHeads(const float* p, int ldp, const float* v, int ld, const int32_t* idx, int m, int n, int heads,
+                      float* ctx) {
+  // Row by row (one sequential read of the V cache), each head's sums kept in ctx (L1) and
+  // updated in the order of AttnContext: ctx = ctx + p * v from +0, masked rows skipped.
+  constexpr int W = D::kW;
+  const int nw = n - n % W, rest = n - nw;
+  for (int i = 0; i < heads * n; ++i) ctx[i] = 0.0f;
+  for (int j = 0; j < m; ++j) {
+    const float* r = v + size_t(idx ? idx[j] : j) * size_t(ld);
+    for (int h = 0; h < heads; ++h) {
+      const float pj = p[size_t(h) * ldp + j];
+      if (pj == 0.0f) continue;
+      const auto vp = D::Set(pj);
+      float* c = ctx + size_t(h) * n;
+      const float* x = r + size_t(h) * n;
+      for (int i = 0; i < nw; i += W) D::Store(c + i, D::Add(D::Load(c + i), D::Mul(vp, D::Load(x + i))));
+      if (rest)
+        D::StorePartial(c + nw, rest, D::Add(D::LoadPartial(c + nw, rest), D::Mul(vp, D::LoadPartial(x + nw, rest))));
+    }
+  }
+}
+
 // The attention entries of a table, for float operations D.
 template <class D>
 void SetAttentionEntries(KernelTable& t) {
@@ -151,6 +209,8 @@ void SetAttentionEntries(KernelTable& t) {
   t.dot_f32 = Dot<D>;
   t.attn_scores = AttnScores<D>;
   t.attn_context = AttnContext<D>;
+  t.attn_scores_heads = AttnScoresHeads<D>;
+  t.attn_context_heads = AttnContextHeads<D>;
 }
 
 }  // namespace generic

@@ -58,6 +58,18 @@ void AttnContext(const float* p, const float* v, int ld, const int32_t* idx, int
   }
 }
 
+void AttnScoresHeads(const float* q, const float* k, int ld, const int32_t* idx, int m, int n, int heads, float scale,
+                     float* out, int ldo) {
+  for (int h = 0; h < heads; ++h)
+    AttnScores(q + size_t(h) * n, k + size_t(h) * n, ld, idx, m, n, scale, out + size_t(h) * ldo);
+}
+
+void AttnContextHeads(const float* p, int ldp, const float* v, int ld, const int32_t* idx, int m, int n, int heads,
+                      float* ctx) {
+  for (int h = 0; h < heads; ++h)
+    AttnContext(p + size_t(h) * ldp, v + size_t(h) * n, ld, idx, m, n, ctx + size_t(h) * n);
+}
+
 }  // namespace ref
 
 template <>
@@ -66,6 +78,8 @@ void AddAttentionKernels<IsaReference>(KernelTable& t) {
   t.dot_f32 = ref::Dot;
   t.attn_scores = ref::AttnScores;
   t.attn_context = ref::AttnContext;
+  t.attn_scores_heads = ref::AttnScoresHeads;
+  t.attn_context_heads = ref::AttnContextHeads;
 }
 
 }  // namespace kernels

@@ -115,6 +115,12 @@ struct KernelTable {
   void (*gemm_s8_blocked_gather)(int m, int n, int nblocks, const int32_t* block_idx, int k,
                                  const int8_t* a, int lda, const float* a_scales, const int8_t* w,
                                  const float* w_scales, const float* bias, float* c, int ldc);
+  // --- rows stored in another order (a shortlist's row order): gemm_s8_blocked's values, no
+  // residual, no activation, written to column col[r] for weight row r < n:
+  //   c[i][col[r]] = float(sum_k a[i][k] * W[r][k]) * (a_scales[i] * w_scales[r]) + bias[r]
+  void (*gemm_s8_blocked_scatter)(int m, int n, int k, const int8_t* a, int lda, const float* a_scales,
+                                  const int8_t* w, const float* w_scales, const float* bias, const int32_t* col,
+                                  float* c, int ldc);
 };
 
 // Scalar reference kernels (always available).

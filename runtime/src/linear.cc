@@ -142,6 +142,31 @@ Status Linear::RunBlocks(const Exec& ex, const float* x, int m, const int32_t* b
   return Status::Ok();
 }
 
+Status Linear::RunScattered(const Exec& ex, const float* x, int m, const int32_t* col, float* y,
+                           const LinearScratch& s) const {
+  const WeightView& w = *w_;
+  const kernels::KernelTable& K = *ex.K;
+  const int n = w.rows, k = w.cols, kp = RoundUp(k, 4);
+  if (w.dtype != WeightType::kInt8) return Status(StatusCode::kInternal, "RunScattered needs int8 weights");
+  if (m <= 0) return Status::Ok();
+  if (ex.fault && ex.fault->Hit()) return Status(StatusCode::kInternal, "injected fault in a linear layer");
+  K.quantize_rows_s8(x, m, k, k, s.quantized, kp, s.quant_scales);
+  const int8_t* wq = static_cast<const int8_t*>(w.data);
+  // output rows split over threads in 8-row blocks, as Run does; the columns they write differ
+  const int blocks = (n + 7) / 8;
+  const int parts = SplitParts(ex, m, blocks, k);
+  ex.pool->ParallelFor(parts, [&](int p, int thread) {
+    const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
+    const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
+    if (n1 <= n0) return;
+    const uint64_t t0 = ex.prof && thread > 0 ? ex.prof->Now() : 0;
+    K.gemm_s8_blocked_scatter(m, n1 - n0, k, s.quantized, kp, s.quant_scales, wq + size_t(b0) * kp * 8, w.scales + n0,
+                              bias_ ? bias_ + n0 : nullptr, col + n0, y, n);
+    if (ex.prof && thread > 0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, ex.prof->Now(), m, n1 - n0, k);
+  });
+  return Status::Ok();
+}
+
 Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float* residual, Act act,
                    const LinearScratch& s) const {
   const WeightView& w = *w_;

@@ -66,6 +66,10 @@ class Linear {
   Status RunBlocks(const Exec& ex, const float* x, int m, const int32_t* blocks, int nblocks, float* y,
                    const LinearScratch& scratch) const;
   size_t block_bytes(int nblocks) const;  // weight bytes RunBlocks streams
+  // int8 only: Run without residual or activation, output row r written to y's column col[r]
+  // (y[m][out_features()]): a projection stored in a shortlist's row order, back in token order.
+  Status RunScattered(const Exec& ex, const float* x, int m, const int32_t* col, float* y,
+                      const LinearScratch& scratch) const;
 
   bool int8() const { return w_ && w_->dtype == WeightType::kInt8; }
   int in_features() const { return w_ ? w_->cols : 0; }

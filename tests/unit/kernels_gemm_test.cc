@@ -1,4 +1,4 @@
-// int8 GEMM family (gemm_s8_blocked, _acc, _gather): every table against the reference
+// int8 GEMM family (gemm_s8_blocked, _acc, _gather, _scatter): every table against the reference
 // bit for bit and against exact int64 sums from row-major weights (tests/unit/kernel_tester.h),
 // over tile edges (m around the row tiles, n around 8-row blocks and block pairs, k around the
 // 4-group and unrolled steps), strides, residual aliasing and every epilogue.
@@ -239,6 +239,54 @@ TEST(KernelGemm, GatherBlocks) {
     std::vector<float> s(8, 1.0f);
     t->gemm_s8_blocked_gather(1, 8, 0, nullptr, 8, a.data(), 8, s.data(), w.data(), s.data(), nullptr, c.data(), 8);
     for (float v : c) EXPECT_EQ(v, 5.0f) << t->name;
+  }
+}
+
+// gemm_s8_blocked_scatter == gemm_s8_blocked of the reference (no residual, no activation) with
+// row r's outputs moved to column col[r], bit for bit, on every table: a reversed and a random
+// permutation, n around the 8-row blocks, m through the GEMV, stream and tile paths, k around
+// the 4-groups; columns past n (ldc > n) are not written.
+TEST(KernelGemm, ScatterColumns) {
+  std::mt19937 rng(29);
+  for (int n : {1, 7, 8, 13, 64, 257, 2050}) {
+    for (int k : {4, 33, 256}) {
+      for (int m : {1, 2, 4, 5, 8, 17}) {
+        if (double(m) * n * k > 4e6) continue;
+        const int kp = RoundUp(k, 4), ldc = n + (m % 3);
+        std::vector<int8_t> a(size_t(m) * kp, 0), wr(size_t(n) * k), w(BlockedN8K4Bytes(n, k));
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < k; ++j) a[size_t(i) * kp + j] = int8_t(int(rng() % 255) - 127);
+        for (auto& x : wr) x = int8_t(int(rng() % 255) - 127);
+        PackBlockedN8K4(wr.data(), n, k, w.data());
+        std::vector<float> as(static_cast<size_t>(m)), ws(static_cast<size_t>(n)), bias(static_cast<size_t>(n));
+        for (auto& x : as) x = 0.001f + float(rng() % 1000) / 1e5f;
+        for (auto& x : ws) x = 0.001f + float(rng() % 1000) / 1e5f;
+        for (auto& x : bias) x = float(int(rng() % 2001) - 1000) / 100.0f;
+        std::vector<float> plain(size_t(m) * n);
+        for (int with_bias = 0; with_bias < 2; ++with_bias) {
+          const float* b = with_bias ? bias.data() : nullptr;
+          ReferenceKernels().gemm_s8_blocked(m, n, k, a.data(), kp, as.data(), w.data(), ws.data(), b, nullptr, 0,
+                                             plain.data(), n, Act::kNone);
+          for (int order = 0; order < 2; ++order) {
+            std::vector<int32_t> col(static_cast<size_t>(n));
+            for (int r = 0; r < n; ++r) col[size_t(r)] = n - 1 - r;
+            if (order == 1) std::shuffle(col.begin(), col.end(), rng);
+            std::vector<float> want(size_t(m) * ldc, -9.0f);
+            for (int i = 0; i < m; ++i)
+              for (int r = 0; r < n; ++r) want[size_t(i) * ldc + col[size_t(r)]] = plain[size_t(i) * n + r];
+            for (auto* t : Tables()) {
+              SCOPED_TRACE(std::string(t->name) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                           " k=" + std::to_string(k) + " bias=" + std::to_string(with_bias) +
+                           " order=" + std::to_string(order));
+              std::vector<float> got(size_t(m) * ldc, -9.0f);
+              t->gemm_s8_blocked_scatter(m, n, k, a.data(), kp, as.data(), w.data(), ws.data(), b, col.data(),
+                                         got.data(), ldc);
+              ASSERT_EQ("", DiffFloats(want.data(), got.data(), want.size()));
+            }
+          }
+        }
+      }
+    }
   }
 }
 

@@ -46,6 +46,7 @@ TEST(KernelDispatch, ReferenceFirstAndBestListed) {
     EXPECT_NE(t->scan_gt, nullptr) << t->name;
     EXPECT_NE(t->argmax, nullptr) << t->name;
     EXPECT_NE(t->gemm_s8_blocked_gather, nullptr) << t->name;
+    EXPECT_NE(t->gemm_s8_blocked_scatter, nullptr) << t->name;
   }
   for (size_t i = 0; i < tables.size(); ++i)
     for (size_t j = i + 1; j < tables.size(); ++j) EXPECT_STRNE(tables[i]->name, tables[j]->name);

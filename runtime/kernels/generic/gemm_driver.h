@@ -229,6 +229,27 @@ struct FloatOutput {
   }
 };
 
+// Float output to scattered columns: block slot s's valid outputs go to c[row][col[8 s + j]].
+template <class K>
+struct ScatterOutput {
+  int n;
+  const float* a_scales;
+  const float* w_scales;
+  const float* bias;
+  const int32_t* col;
+  float* c;
+  int ldc;
+
+  inline void operator()(int row, int slot, const typename K::Acc& acc) const {
+    const int r0 = 8 * slot;
+    const int count = n - r0 < 8 ? n - r0 : 8;
+    alignas(64) float out[8];
+    K::Epilogue(acc, a_scales[row], w_scales + r0, bias ? bias + r0 : nullptr, nullptr, out, count, Act::kNone);
+    float* cr = c + size_t(row) * ldc;
+    for (int j = 0; j < count; ++j) cr[col[r0 + j]] = out[j];
+  }
+};
+
 template <class K>
 struct AccOutput {
   int n;
@@ -296,6 +317,14 @@ void GemmS8BlockedGather(int m, int n, int nblocks, const int32_t* block_idx, in
 }
 
 template <class K>
+void GemmS8BlockedScatter(int m, int n, int k, const int8_t* a, int lda, const float* a_scales, const int8_t* w,
+                          const float* w_scales, const float* bias, const int32_t* col, float* c, int ldc) {
+  const int kg = (k + 3) / 4;
+  const ContiguousBlocks blocks{w, size_t(kg) * 32};
+  RunGemm<K>(m, (n + 7) / 8, kg, a, lda, blocks, ScatterOutput<K>{n, a_scales, w_scales, bias, col, c, ldc});
+}
+
+template <class K>
 void GemmS8BlockedAcc(int m, int n, int k, const int8_t* a, int lda, const int8_t* w, int32_t* acc,
                       int ldacc) {
   const int kg = (k + 3) / 4;
@@ -309,6 +338,7 @@ void SetGemmEntries(KernelTable& t) {
   t.gemm_s8_blocked = GemmS8Blocked<K>;
   t.gemm_s8_blocked_acc = GemmS8BlockedAcc<K>;
   t.gemm_s8_blocked_gather = GemmS8BlockedGather<K>;
+  t.gemm_s8_blocked_scatter = GemmS8BlockedScatter<K>;
 }
 
 }  // namespace generic

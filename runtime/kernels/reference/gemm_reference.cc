@@ -80,6 +80,18 @@ void GemmS8BlockedGather(int m, int n, int nblocks, const int32_t* block_idx, in
   }
 }
 
+void GemmS8BlockedScatter(int m, int n, int k, const int8_t* a, int lda, const float* a_scales, const int8_t* w,
+                          const float* w_scales, const float* bias, const int32_t* col, float* c, int ldc) {
+  const int kp = RoundUp(k, 4);
+  for (int i = 0; i < m; ++i) {
+    for (int r = 0; r < n; ++r) {
+      float y = float(DotRow(a + size_t(i) * lda, w, kp, r)) * (a_scales[i] * w_scales[r]);
+      if (bias) y = y + bias[r];
+      c[size_t(i) * ldc + col[r]] = y;
+    }
+  }
+}
+
 }  // namespace ref
 
 template <>
@@ -87,6 +99,7 @@ void AddGemmKernels<IsaReference>(KernelTable& t) {
   t.gemm_s8_blocked = ref::GemmS8Blocked;
   t.gemm_s8_blocked_acc = ref::GemmS8BlockedAcc;
   t.gemm_s8_blocked_gather = ref::GemmS8BlockedGather;
+  t.gemm_s8_blocked_scatter = ref::GemmS8BlockedScatter;
 }
 
 }  // namespace kernels

@@ -162,19 +162,21 @@ Status Transformer::EncodeSentences(const Exec& ex, const EncPart& part, const i
       for (int b = 0; b < nb; ++b) keys += uint64_t(len_[b]) * uint64_t(len_[b]);
       attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, rows, smax, hd);
       PartTimer timer(part.parts, Op::kAttentionPart, l, part.lane, m, smax, hd);
-      // per (sentence, head): each query row over the sentence's own keys
-      const int nbh = (part.b1 - part.b0) * H;
-      const int tasks = std::max(1, std::min(ex.pool->threads(), nbh));
+      // per query row, every head at once over the sentence's own keys (AttendHeads: each key
+      // row read once for all heads; one head at a time before: tiny32k shape, batch 1, 12.3-12.9
+      // -> 9.2-9.5 us per layer, base 16.1-17.0 -> 14.6-15.2 us)
+      const int r_first = r0, nq = r1 - r0;
+      const int tasks = std::max(1, std::min(ex.pool->threads(), nq));
       ex.pool->ParallelFor(tasks, [&](int task, int thread) {
         const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
         float* scores = scores_ + size_t(part.lane + task) * scores_stride;
-        for (int bh = task; bh < nbh; bh += tasks) {
-          const int b = part.b0 + bh / H, h = bh % H, n = len_[b];
-          const size_t first = size_t(off_[b]) * d + size_t(h) * hd;
-          for (int i = 0; i < n; ++i) {
-            const size_t row = first + size_t(i) * d;
-            Attend(K, eq_ + row, ek_ + first, ev_ + first, d, nullptr, n, hd, scaling, nullptr, scores, ectx_ + row);
-          }
+        int b = part.b0;
+        for (int q = r_first + int(int64_t(nq) * task / tasks), q1 = r_first + int(int64_t(nq) * (task + 1) / tasks);
+             q < q1; ++q) {
+          while (q >= off_[b] + len_[b]) ++b;  // the query's sentence (rows are grouped by sentence)
+          const size_t first = size_t(off_[b]) * d, row = size_t(q) * d;
+          AttendHeads(K, eq_ + row, ek_ + first, ev_ + first, d, nullptr, len_[b], hd, H, scaling, nullptr, scores,
+                      ectx_ + row);
         }
         if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), rows, smax, hd);
       });

@@ -103,6 +103,22 @@ int SplitParts(const Exec& ex, int m, int blocks, int k) {
   return int(std::min<uint64_t>(uint64_t(blocks), std::max<uint64_t>(uint64_t(ex.pool->threads()) * 2, by_work)));
 }
 
+// fn(b0, n0, n1) for each part's output rows [n0, n1) (from 8-row block b0) of an int8 layer of n
+// outputs, the parts over the pool (SplitParts), each profiled as a linear part.
+template <class F>
+void ForOutputParts(const Exec& ex, int m, int n, int k, F&& fn) {
+  const int blocks = (n + 7) / 8;
+  const int parts = SplitParts(ex, m, blocks, k);
+  ex.pool->ParallelFor(parts, [&](int p, int thread) {
+    const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
+    const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
+    if (n1 <= n0) return;
+    const uint64_t t0 = ex.prof && thread > 0 ? ex.prof->Now() : 0;
+    fn(b0, n0, n1);
+    if (ex.prof && thread > 0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, ex.prof->Now(), m, n1 - n0, k);
+  });
+}
+
 // Many rows (the encoder's layers: batch x source tokens) split by rows, one part per thread,
 // instead of by output columns. A column split leaves each thread's columns of the output in its
 // own cache, and the next layer, which reads every column of every row, pulls half of them
@@ -153,16 +169,9 @@ Status Linear::RunScattered(const Exec& ex, const float* x, int m, const int32_t
   K.quantize_rows_s8(x, m, k, k, s.quantized, kp, s.quant_scales);
   const int8_t* wq = static_cast<const int8_t*>(w.data);
   // output rows split over threads in 8-row blocks, as Run does; the columns they write differ
-  const int blocks = (n + 7) / 8;
-  const int parts = SplitParts(ex, m, blocks, k);
-  ex.pool->ParallelFor(parts, [&](int p, int thread) {
-    const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
-    const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
-    if (n1 <= n0) return;
-    const uint64_t t0 = ex.prof && thread > 0 ? ex.prof->Now() : 0;
+  ForOutputParts(ex, m, n, k, [&](int b0, int n0, int n1) {
     K.gemm_s8_blocked_scatter(m, n1 - n0, k, s.quantized, kp, s.quant_scales, wq + size_t(b0) * kp * 8, w.scales + n0,
                               bias_ ? bias_ + n0 : nullptr, col + n0, y, n);
-    if (ex.prof && thread > 0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, ex.prof->Now(), m, n1 - n0, k);
   });
   return Status::Ok();
 }
@@ -195,16 +204,9 @@ Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float*
     }
     K.quantize_rows_s8(x, m, k, k, s.quantized, kp, s.quant_scales);
     // Output channels split over threads in blocks of 8 rows (BlockedN8K4 blocks).
-    const int blocks = (n + 7) / 8;
-    const int parts = SplitParts(ex, m, blocks, k);
-    ex.pool->ParallelFor(parts, [&](int p, int thread) {
-      const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
-      const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
-      if (n1 <= n0) return;
-      const uint64_t t0 = ex.prof && thread > 0 ? ex.prof->Now() : 0;
+    ForOutputParts(ex, m, n, k, [&](int b0, int n0, int n1) {
       K.gemm_s8_blocked(m, n1 - n0, k, s.quantized, kp, s.quant_scales, wq + size_t(b0) * kp * 8, w.scales + n0,
                         bias_ ? bias_ + n0 : nullptr, residual ? residual + n0 : nullptr, n, y + n0, n, act);
-      if (ex.prof && thread > 0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, ex.prof->Now(), m, n1 - n0, k);
     });
     return Status::Ok();
   }

@@ -228,6 +228,8 @@ using Ymm = VnniYmm<EvexDot>;
 
 struct GemmK : avx2::GemmCommon {
   static constexpr int kMR = 4, kNR = 4, kGemvNR = 1;
+  // the second pass of SiLU / GELU (kActSecondPass) over 16 lanes: the same values as 8
+  static void Activation(float* x, int n, Act act) { generic::Activation<F16>(x, n, act); }
   static constexpr size_t kChunkBytes = size_t(256) << 10;
   static constexpr size_t kStreamBytes = size_t(8) << 20;
   static constexpr size_t kStreamRowsBytes = 1;  // every size (see the top of the file)

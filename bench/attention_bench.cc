@@ -1,7 +1,7 @@
 // Float kernels of attention / layer plumbing, every kernel table (reference vs SIMD):
 // softmax_masked, layer_norm, dot_f32, activation, quantize_rows_s8, the search kernels over a
-// vocabulary row, and one decoder self-attention step built from them (attn_scores, softmax,
-// attn_context), as the translator runs it.
+// vocabulary row, and one decoder self-attention step built from them (attn_scores_heads,
+// softmax, attn_context_heads), as the translator runs it.
 // items_per_second counts elements (for attention_step: keys x heads).
 // Suggested: --benchmark_repetitions=3 --benchmark_report_aggregates_only=true (medians).
 #include <benchmark/benchmark.h>
@@ -104,23 +104,19 @@ void BM_Quantize(benchmark::State& st, const KernelTable* t, int m, int k) {
   st.SetItemsProcessed(int64_t(st.iterations()) * m * k);
 }
 
-// One decoder self-attention step for one query: per head, scores over T cached keys
-// (attn_scores), masked softmax, then the weighted sum of T cached values (attn_context).
+// One decoder self-attention step for one query, as the translator runs it over its KV cache
+// (rows of heads x head_dim floats): every head's scores over T cached keys (attn_scores_heads),
+// masked softmax per head, then the weighted sums of T cached values (attn_context_heads).
 void BM_AttentionStep(benchmark::State& st, const KernelTable* t, int heads, int head_dim, int T) {
-  const std::vector<float> q = Random(size_t(heads) * head_dim, 1.0f, 11),
-                           K = Random(size_t(heads) * T * head_dim, 1.0f, 12),
-                           V = Random(size_t(heads) * T * head_dim, 1.0f, 13);
-  std::vector<float> scores(T), out(size_t(heads) * head_dim);
+  const int d = heads * head_dim;
+  const std::vector<float> q = Random(size_t(d), 1.0f, 11), K = Random(size_t(T) * d, 1.0f, 12),
+                           V = Random(size_t(T) * d, 1.0f, 13);
+  std::vector<float> scores(size_t(heads) * T), out(static_cast<size_t>(d));
   const float scale = 1.0f / std::sqrt(float(head_dim));
   for (auto _ : st) {
-    for (int h = 0; h < heads; ++h) {
-      const float* qh = q.data() + size_t(h) * head_dim;
-      t->attn_scores(qh, K.data() + size_t(h) * T * head_dim, head_dim, nullptr, T, head_dim, scale,
-                     scores.data());
-      t->softmax_masked(scores.data(), T, nullptr);
-      t->attn_context(scores.data(), V.data() + size_t(h) * T * head_dim, head_dim, nullptr, T, head_dim,
-                      out.data() + size_t(h) * head_dim);
-    }
+    t->attn_scores_heads(q.data(), K.data(), d, nullptr, T, head_dim, heads, scale, scores.data(), T);
+    for (int h = 0; h < heads; ++h) t->softmax_masked(scores.data() + size_t(h) * T, T, nullptr);
+    t->attn_context_heads(scores.data(), T, V.data(), d, nullptr, T, head_dim, heads, out.data());
     benchmark::DoNotOptimize(out.data());
   }
   st.SetItemsProcessed(int64_t(st.iterations()) * heads * T);

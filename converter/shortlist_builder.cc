@@ -544,14 +544,15 @@ Status AddShortlist(const Model& model, ShortlistSpec shortlist, AlignedBytes* o
   const bool reorder = old_row || !shortlist.row_order.empty();
   if (!shortlist.row_order.empty() && shortlist.row_order.size() != size_t(V))
     return Status(StatusCode::kInvalidArgument, "row_order must have one entry per target id");
+  TensorSpec* proj = ProjectionTensor(&spec);
+  if (!proj) return Status(StatusCode::kInternal, "the model has no output projection tensor");
+  const std::string proj_name = proj->name;
   if (reorder) {
     std::vector<int32_t> from(static_cast<size_t>(V));
     for (int r = 0; r < V; ++r) {
       const int32_t t = shortlist.row_order.empty() ? r : shortlist.row_order[size_t(r)];
       from[size_t(r)] = old_row ? old_row[t] : t;
     }
-    TensorSpec* proj = ProjectionTensor(&spec);
-    if (!proj) return Status(StatusCode::kInternal, "the model has no output projection tensor");
     MTLITE_RETURN_IF_ERROR(PermuteRows(proj, from));
     if (TensorSpec* bias = BiasTensor(&spec)) MTLITE_RETURN_IF_ERROR(PermuteRows(bias, from));
   }
@@ -563,7 +564,6 @@ Status AddShortlist(const Model& model, ShortlistSpec shortlist, AlignedBytes* o
   const detail::ModelData& now = (*loaded)->data();
   // Every buffer but the shortlist's (and, reordered, the projection's and the bias's) keeps its
   // bytes (same names, same order: the writer places them in the order the loader registers them).
-  const std::string proj_name = ProjectionTensor(&spec)->name;
   auto skipped = [&](const detail::BufferCheck& c) {
     return c.name.rfind("shortlist.", 0) == 0 ||
            (reorder && (c.name == proj_name || c.name == layout::kFinalLogitsBias));
@@ -597,11 +597,8 @@ Status AddShortlist(const Model& model, ShortlistSpec shortlist, AlignedBytes* o
         same = std::memcmp(static_cast<const uint8_t*>(a.data) + size_t(row_a) * w,
                            static_cast<const uint8_t*>(b.data) + size_t(row_b) * w, w) == 0;
       }
-      if (same && md.final_logits_bias.data) {
-        const int ba = md.shortlist.token_row ? md.shortlist.token_row[t] : t;
-        const int bb = now.shortlist.token_row ? now.shortlist.token_row[t] : t;
-        same = std::memcmp(&md.final_logits_bias.data[ba], &now.final_logits_bias.data[bb], sizeof(float)) == 0;
-      }
+      if (same && md.final_logits_bias.data)  // the bias's entries follow the projection's rows
+        same = std::memcmp(&md.final_logits_bias.data[row_a], &now.final_logits_bias.data[row_b], sizeof(float)) == 0;
     }
     if (!same) return Status(StatusCode::kInternal, "reordering the output projection's rows lost a token's row");
   }

@@ -180,8 +180,10 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufShortlistBlocks, "shortlist.blocks", shortlist ? V8 / 8 * i32 : 0, kTok, kDec);
   set(kBufShortlistColumns, "shortlist.columns", shortlist ? V8 * i32 : 0, kTok, kDec);
   set(kBufShortlistMasked, "shortlist.masked_columns", shortlist ? V8 * i32 : 0, kTok, kDec);
-  // projection rows in the shortlist's order: one logits row at a time goes back to token order
-  set(kBufTokenOrderRow, "decoder.token_order_row", md.shortlist.row_order ? V * f : 0, kDec, kDec);
+  // f32/f16 projection rows in a shortlist's order: one logits row at a time goes back to token
+  // order (int8 projections write token order directly: gemm_s8_blocked_scatter)
+  set(kBufTokenOrderRow, "decoder.token_order_row",
+      md.shortlist.row_order && md.output_proj.dtype != WeightType::kInt8 ? V * f : 0, kDec, kDec);
   p.Place();
   return p;
 }

@@ -16,17 +16,10 @@
 namespace mtlite {
 namespace detail {
 
-// scores[0..m) receives the attention probabilities; ctx[0..hd) = sum_j p_j * v_j.
-inline void Attend(const kernels::KernelTable& K, const float* q, const float* keys, const float* values, int ld,
-                   const int32_t* idx, int m, int hd, float scale, const float* mask, float* scores, float* ctx) {
-  K.attn_scores(q, keys, ld, idx, m, hd, scale, scores);
-  K.softmax_masked(scores, m, mask);
-  K.attn_context(scores, values, ld, idx, m, hd, ctx);
-}
-
 // `heads` heads at once (head h: q + h * hd and columns [h * hd, h * hd + hd) of every key/value
-// row; ctx likewise), each row read once for all of them: the same values as one Attend per head.
-// scores: heads * m floats (head h's probabilities at scores + h * m).
+// row; ctx likewise), each row read once for all of them: per head, the probabilities
+// (attn_scores, then softmax_masked) and ctx = sum_j p_j * v_j (attn_context), the same values as
+// those entries give head by head. scores: heads * m floats (head h's at scores + h * m).
 inline void AttendHeads(const kernels::KernelTable& K, const float* q, const float* keys, const float* values,
                         int ld, const int32_t* idx, int m, int hd, int heads, float scale, const float* mask,
                         float* scores, float* ctx) {

@@ -165,12 +165,13 @@ TEST(KernelAttention, ScoresAndContext) {
 }
 
 // The multi-head entries == one call per head of the reference (attn_scores / attn_context),
-// bit for bit: head widths around the vector widths, head counts around the 4-head groups, rows
-// wider than the heads, gathered rows, masked probabilities, padded output strides.
+// bit for bit: head widths around the vector widths and the 4-vector column groups, head counts
+// around the head groups (2 to 16 heads summed in registers), rows wider than the heads, gathered
+// rows, masked probabilities, padded output strides.
 TEST(KernelAttention, HeadsEqualOneCallPerHead) {
   std::mt19937 rng(73);
-  for (int n : {1, 3, 8, 9, 16, 17, 32, 63, 64, 65}) {
-    for (int heads : {1, 2, 3, 4, 5, 8, 9}) {
+  for (int n : {1, 3, 8, 9, 16, 17, 32, 63, 64, 65, 128, 129}) {
+    for (int heads : {1, 2, 3, 4, 5, 8, 9, 16, 17}) {
       for (int m : {0, 1, 2, 5, 33}) {
         for (int kind = 0; kind < 4; ++kind) {
           SCOPED_TRACE("n=" + std::to_string(n) + " heads=" + std::to_string(heads) + " m=" + std::to_string(m) +

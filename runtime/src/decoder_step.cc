@@ -67,12 +67,7 @@ void PrefetchKvRows(const float* k, const float* v, int d, const int32_t* anc, i
       if (seen) continue;
       if (budget < 2 * row_bytes) return;
       budget -= 2 * row_bytes;
-      const char* a = reinterpret_cast<const char*>(k + size_t(row) * d);
-      const char* b = reinterpret_cast<const char*>(v + size_t(row) * d);
-      for (size_t o = 0; o < row_bytes; o += 64) {
-        __builtin_prefetch(a + o, 0, 2);
-        __builtin_prefetch(b + o, 0, 2);
-      }
+      PrefetchKv(k + size_t(row) * d, v + size_t(row) * d, size_t(d));
     }
   }
 }

@@ -53,9 +53,10 @@ namespace kernels {
 namespace avx512 {
 namespace {
 
-// acc + u . s (vpdpbusd) in place: with the intrinsic, GCC 12 copied every accumulator of the
-// loops below once per iteration (a vmovdqa per vpdpbusd).
-inline __m512i Dp(__m512i acc, __m512i u, __m512i s) {
+// acc + u . s (vpdpbusd, zmm or EVEX ymm) in place: with the intrinsic, GCC 12 copied every
+// accumulator of the loops below once per iteration (a vmovdqa per vpdpbusd).
+template <class Vec>
+inline Vec Dp(Vec acc, Vec u, Vec s) {
   asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u), "v"(s));
   return acc;
 }
@@ -230,10 +231,7 @@ inline void TileZmm(int kg, const int8_t* a, int lda, const int8_t* const* w, co
 }
 
 struct EvexDot {
-  static __m256i Dot(__m256i acc, __m256i u, __m256i s) {  // in place, as Dp
-    asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u), "v"(s));
-    return acc;
-  }
+  static __m256i Dot(__m256i acc, __m256i u, __m256i s) { return Dp(acc, u, s); }
 };
 using Ymm = VnniYmm<EvexDot>;
 

@@ -122,6 +122,29 @@ void BM_AttentionStep(benchmark::State& st, const KernelTable* t, int heads, int
   st.SetItemsProcessed(int64_t(st.iterations()) * heads * T);
 }
 
+// The two halves of BM_AttentionStep alone: every head's scores over T keys, or the weighted sums.
+void BM_AttentionScores(benchmark::State& st, const KernelTable* t, int heads, int head_dim, int T) {
+  const int d = heads * head_dim;
+  const std::vector<float> q = Random(size_t(d), 1.0f, 11), K = Random(size_t(T) * d, 1.0f, 12);
+  std::vector<float> scores(size_t(heads) * T);
+  const float scale = 1.0f / std::sqrt(float(head_dim));
+  for (auto _ : st) {
+    t->attn_scores_heads(q.data(), K.data(), d, nullptr, T, head_dim, heads, scale, scores.data(), T);
+    benchmark::DoNotOptimize(scores.data());
+  }
+  st.SetItemsProcessed(int64_t(st.iterations()) * heads * T);
+}
+void BM_AttentionContext(benchmark::State& st, const KernelTable* t, int heads, int head_dim, int T) {
+  const int d = heads * head_dim;
+  const std::vector<float> p = Random(size_t(heads) * T, 1.0f, 14), V = Random(size_t(T) * d, 1.0f, 13);
+  std::vector<float> out(static_cast<size_t>(d));
+  for (auto _ : st) {
+    t->attn_context_heads(p.data(), T, V.data(), d, nullptr, T, head_dim, heads, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  st.SetItemsProcessed(int64_t(st.iterations()) * heads * T);
+}
+
 void RegisterAll() {
   const KernelTable* tables[8];
   const int nt = mtlite::kernels::AvailableKernels(tables, 8);
@@ -160,6 +183,13 @@ void RegisterAll() {
       std::snprintf(name, sizeof name, "attention_step/%s/h4/d64/T%d", t->name, T);
       benchmark::RegisterBenchmark(name, BM_AttentionStep, t, 4, 64, T);
     }
+    // OPUS-MT base's decoder: 8 heads of 64
+    std::snprintf(name, sizeof name, "attention_step/%s/h8/d64/T32", t->name);
+    benchmark::RegisterBenchmark(name, BM_AttentionStep, t, 8, 64, 32);
+    std::snprintf(name, sizeof name, "attention_scores/%s/h8/d64/T32", t->name);
+    benchmark::RegisterBenchmark(name, BM_AttentionScores, t, 8, 64, 32);
+    std::snprintf(name, sizeof name, "attention_context/%s/h8/d64/T32", t->name);
+    benchmark::RegisterBenchmark(name, BM_AttentionContext, t, 8, 64, 32);
   }
 }
 

@@ -202,13 +202,13 @@ struct GemmK : GemmCommon {
     TileSign<MaddDot, MR, NR>(kg, a, lda, w, acc);
   }
   template <int MR>
-  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, bool ahead, const PanelState&,
+  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next, const PanelState&,
                          Acc (&acc)[MR]) {
     Acc t[MR][1];
-    if (ahead)
+    if (!next)  // contiguous blocks: the stream ahead
       TileSign<MaddDot, MR, 1, true>(kg, a, lda, &w, t);
-    else
-      TileSign<MaddDot, MR, 1, false>(kg, a, lda, &w, t);
+    else  // a gathered selection: prefetch its next block
+      TileSign<MaddDot, MR, 1, false, true>(kg, a, lda, &w, t, next);
 #pragma GCC unroll 4
     for (int i = 0; i < MR; ++i) acc[i] = t[i][0];
   }

@@ -27,9 +27,10 @@
 //     multi-block tile (gemm_bench m 4 cold: ~20 GB/s against 12-15 for the 4 x 3 tile), and in
 //     cache it is faster than the tiles as well (m 4 hot: 430-530 GOPS), so m 2..4 always take it.
 // Prefetching (avx2/avx2_gemm.h, PrefetchAhead): over contiguous weights the streaming kernels
-// read 12 KiB ahead; over a gathered selection (the shortlist) the GEMV prefetches the next
-// selected block line for line as it reads the current one (OPUS-MT base with the shortlist:
-// the projection 63 -> 44 us per step).
+// read 12 KiB ahead; over a gathered selection (the shortlist) the GEMV and the stream tile
+// prefetch the next selected block line for line as they read the current one (OPUS-MT base with
+// the shortlist, the projection per step: greedy 63 -> 44 us; beam 4 29.5-31 -> 21-22 us, where
+// the stream tile had read each block without prefetching).
 // m == 1 (GEMV): activations as u = a + 128 and a correction vpdpbusd of the weights with bytes
 // 0x80 (128 sum_k w per row, from the same weight registers): GemvZmm, one block at a time
 // (lanes 0-7 = rows over the even groups, 8-15 over the odd ones; in cache it beats the
@@ -155,9 +156,9 @@ inline RowTerms RowSumTerms(int mr, int kg, const int8_t* a, int lda) {
   return r;
 }
 
-template <int MR, bool Ahead>
+template <int MR, bool Ahead, bool Next>
 inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, const RowTerms& terms,
-                          __m256i (&acc)[MR]) {
+                          __m256i (&acc)[MR], const int8_t* nb = nullptr) {
   const __m512i idx = RowPairIndex(), x80 = Bytes80();
   __m512i s0[MR], s1[MR];
 #pragma GCC unroll 4
@@ -166,6 +167,7 @@ inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, con
   int p = 0;
   for (; p + 2 <= pairs; p += 2) {
     if (Ahead) avx2::PrefetchAhead(w + size_t(p) * 64), avx2::PrefetchAhead(w + size_t(p) * 64 + 64);
+    if (Next) avx2::PrefetchLine(nb + size_t(p) * 64), avx2::PrefetchLine(nb + size_t(p) * 64 + 64);
     const __m512i w0 = RowPairWeights(w + size_t(p) * 64, false, idx, x80);
     const __m512i w1 = RowPairWeights(w + size_t(p) * 64 + 64, false, idx, x80);
 #pragma GCC unroll 4
@@ -255,12 +257,12 @@ struct GemmK : avx2::GemmCommon {
       TileZmm<MR, NR, false>(kg, a, lda, w, terms, acc);
   }
   template <int MR>
-  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, bool ahead, const RowTerms& terms,
-                         Acc (&acc)[MR]) {
-    if (ahead)
-      StreamTileZmm<MR, true>(kg, a, lda, w, terms, acc);
-    else
-      StreamTileZmm<MR, false>(kg, a, lda, w, terms, acc);
+  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next,
+                         const RowTerms& terms, Acc (&acc)[MR]) {
+    if (next)  // a gathered selection: prefetch its next block
+      StreamTileZmm<MR, false, true>(kg, a, lda, w, terms, acc, next);
+    else  // contiguous blocks: the stream ahead
+      StreamTileZmm<MR, true, false>(kg, a, lda, w, terms, acc);
   }
   template <int G>
   static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const* next, bool stream,

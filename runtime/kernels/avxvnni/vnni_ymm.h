@@ -42,9 +42,10 @@ struct VnniYmm {
 
   // MR rows x NR blocks, full K, offset trick: acc[i][j] = row i . block w[j].
   // Ahead (NR == 1, contiguous blocks): avx2::PrefetchAhead once per 64 weight bytes.
-  template <int MR, int NR, bool Ahead = false>
-  static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, __m256i (&acc)[MR][NR]) {
-    static_assert(!Ahead || NR == 1, "prefetching ahead follows one weight stream");
+  template <int MR, int NR, bool Ahead = false, bool Next = false>
+  static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, __m256i (&acc)[MR][NR],
+                   const int8_t* nb = nullptr) {
+    static_assert(!(Ahead || Next) || NR == 1, "prefetching follows one weight stream");
     const __m256i x80 = Bytes80();
     __m256i corr[NR];
 #pragma GCC unroll 8
@@ -55,6 +56,7 @@ struct VnniYmm {
     }
     for (int g = 0; g < kg; ++g) {
       if (Ahead && (g & 1) == 0) avx2::PrefetchAhead(w[0] + size_t(g) * 32);
+      if (Next && (g & 1) == 0) avx2::PrefetchLine(nb + size_t(g) * 32);
       __m256i wv[NR];
 #pragma GCC unroll 8
       for (int j = 0; j < NR; ++j) {

@@ -12,6 +12,18 @@ namespace mtlite {
 namespace kernels {
 namespace generic {
 
+// Rows gathered through idx (a beam's ancestors in the decoder's KV cache: cache rows of positions
+// 0..t, wherever each position's ancestor sat) jump in a pattern the hardware prefetchers do not
+// follow, and after a layer's weight stream they come from L3: the row kRowsAhead rows on is
+// prefetched while the current one is summed. OPUS-MT base shape, beam 4 with the shortlist:
+// self-attention 12.7-13.1 -> 10.1-10.3 us per layer. Contiguous rows (idx null: the source
+// rows of cross-attention, the encoder) are left to the hardware, which measured as fast.
+constexpr int kRowsAhead = 4;
+inline void PrefetchRow(const float* p, int floats) {
+  const char* c = reinterpret_cast<const char*>(p);
+  for (int o = 0; o < floats * int(sizeof(float)); o += 64) __builtin_prefetch(c + o, 0, 3);
+}
+
 template <class D>
 void SoftmaxMasked(float* x, int n, const float* mask) {
   constexpr int W = D::kW;
@@ -153,6 +165,7 @@ void AttnScoresHeads(const float* q, const float* k, int ld, const int32_t* idx,
   const int nw = n - n % W, rest = n - nw;
   for (int j = 0; j < m; ++j) {
     const float* r = k + size_t(idx ? idx[j] : j) * size_t(ld);
+    if (idx && j + kRowsAhead < m) PrefetchRow(k + size_t(idx[j + kRowsAhead]) * size_t(ld), heads * n);
     int h = 0;
     for (; h + 4 <= heads; h += 4) {
       const float *q0 = q + size_t(h) * n, *q1 = q0 + n, *q2 = q1 + n, *q3 = q2 + n;
@@ -195,6 +208,8 @@ void AttnContextHeadsRegs(const float* p, int ldp, const float* v, int ld, const
         for (int q = 0; q < S; ++q) a[g][q] = D::Set(0.0f);
       for (int j = 0; j < m; ++j) {
         const float* r = v + size_t(idx ? idx[j] : j) * size_t(ld) + size_t(h) * n + c;
+        if (idx && c == 0 && j + kRowsAhead < m)  // the group's heads, on the first pass
+          PrefetchRow(v + size_t(idx[j + kRowsAhead]) * size_t(ld) + size_t(h) * n, G * n);
 #pragma GCC unroll 16
         for (int g = 0; g < G; ++g) {
           const float pj = p[size_t(h + g) * ldp + j];

@@ -31,9 +31,10 @@
 //   kStreamBytes,           0, or: one row panel (m <= kMR) over weights of at least this many
 //   kStreamRowsBytes        bytes (kStreamBytes for m == 1, kStreamRowsBytes for m > 1; e.g.
 //                           each read once: from DRAM) runs block by block through
-//                           StreamTile<MR>(kg, a, lda, w, ahead, state, acc) (acc[i] = row i .
-//                           block w; ahead: the blocks are contiguous, as a null next for Gemv;
-//                           state: PanelPrepare once per call): one sequential weight stream;
+//                           StreamTile<MR>(kg, a, lda, w, next, state, acc) (acc[i] = row i .
+//                           block w; next as for Gemv: null when the blocks are contiguous, else
+//                           the next block of a gathered selection, to prefetch; state:
+//                           PanelPrepare once per call): one sequential weight stream;
 //                           tiles over several blocks read as many concurrent streams, which
 //                           DRAM serves far slower here
 //   Epilogue(acc, a_scale, ws, bias, res, out, count, act)   the contract's dequantisation of
@@ -151,7 +152,9 @@ inline void StreamRows(int mr, int nb, int kg, const int8_t* a, int lda, const B
   const typename K::PanelState state = K::PanelPrepare(mr, kg, a, lda);
   for (int s = 0; s < nb; ++s) {
     typename K::Acc acc[MR];
-    K::template StreamTile<MR>(kg, a, lda, blocks.Block(s), !Blocks::kGathered, state, acc);
+    const int8_t* next = nullptr;  // contiguous: the stream ahead; gathered: the next block
+    if constexpr (Blocks::kGathered) next = blocks.Block(s + 1 < nb ? s + 1 : s);
+    K::template StreamTile<MR>(kg, a, lda, blocks.Block(s), next, state, acc);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) epi(i, s, acc[i]);
   }

@@ -77,8 +77,9 @@ TEST(KernelGemm, ModelShapes) {
                                             // prefetches the next tile (x86), a partial last panel and block
                                             {21, 2050, 516}};
 #if defined(__x86_64__)
+  // m 5..8 over >= 1 MiB: the AVX-512 / AVX-VNNI kernels' two row panels block by block
   for (auto s : {std::array<int, 3>{1, 17000, 512}, {2, 17000, 511}, {3, 17003, 512}, {4, 17000, 512},
-                 {5, 17000, 512}})
+                 {5, 17000, 512}, {6, 2050, 513}, {7, 2049, 516}, {8, 2048, 512}})
     shapes.push_back(s);
 #endif
   for (auto s : shapes) {
@@ -223,10 +224,10 @@ TEST(KernelGemm, GatherBlocks) {
     }
   }
 #if defined(__x86_64__)
-  // a long list over large weights (the streaming path at m <= 4)
+  // a long list over large weights (the streaming paths at m <= 4 and m 5..8)
   std::vector<int32_t> many;
   for (int b = 0; b < 2200; ++b) many.push_back(int32_t((b * 7919) % 2126));
-  for (int m : {1, 4}) {
+  for (int m : {1, 4, 6, 8}) {
     GemmTester g;
     g.m(m).n(17003).k(512).seed(uint32_t(m)).bias(true).blocks(many).check_exact(false);
     ASSERT_EQ("", g.Test()) << g.Describe();

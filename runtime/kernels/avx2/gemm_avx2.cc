@@ -181,6 +181,8 @@ struct GemmK : GemmCommon {
   static constexpr int kGemvNR = 1;
   // m = 2..4 (one row panel) always runs StreamTile (kStreamRowsBytes = 1 byte: any size).
   static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 1;
+  // m 5..8 from memory: the tiles (the kernel is bound by its arithmetic, not the stream)
+  static constexpr size_t kStreamPanelsBytes = 0;
   // Tiles run only for m > 4, where each chunk is re-read from L2 by the later row panels; the
   // first panel of a chunk brings it from memory and prefetches the next tile's blocks (the
   // driver asks only there) when the weights exceed kTilePrefetchBytes (avx2/avx2_gemm.h).

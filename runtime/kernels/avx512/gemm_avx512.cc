@@ -244,6 +244,7 @@ struct GemmK : avx2::GemmCommon {
   static constexpr size_t kChunkBytes = size_t(256) << 10;
   static constexpr size_t kStreamBytes = size_t(8) << 20;
   static constexpr size_t kStreamRowsBytes = 1;  // every size (see the top of the file)
+  static constexpr size_t kStreamPanelsBytes = size_t(1) << 20;  // more than L2 holds
   // the first row panel of a chunk prefetches the next tile's blocks (avx2/avx2_gemm.h)
   static bool Prefetch(int, int nb, size_t bs) { return size_t(nb) * bs >= avx2::kTilePrefetchBytes; }
   using PanelState = RowTerms;

@@ -31,6 +31,7 @@ struct GemmK : avx2::GemmCommon {
   static constexpr int kMR = 4, kNR = 2, kGemvNR = 1;
   static constexpr size_t kChunkBytes = size_t(128) << 10;
   static constexpr size_t kStreamBytes = size_t(8) << 20, kStreamRowsBytes = kStreamBytes;
+  static constexpr size_t kStreamPanelsBytes = size_t(1) << 20;  // more than L2 holds
   static bool Prefetch(int, int, size_t) { return false; }
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,

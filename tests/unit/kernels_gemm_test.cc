@@ -75,7 +75,10 @@ TEST(KernelGemm, ModelShapes) {
                                             {12, 1024, 256}, {16, 256, 1024},
                                             // tiles over >= 256 KiB: the first row panel of each chunk
                                             // prefetches the next tile (x86), a partial last panel and block
-                                            {21, 2050, 516}};
+                                            {21, 2050, 516},
+                                            // m 5..16 over >= 256 KiB: one or two 8-row panels
+                                            // block by block (AVX-512 VNNI; AVX-VNNI from 1 MiB)
+                                            {13, 2050, 516}, {9, 1031, 257}, {16, 520, 1024}};
 #if defined(__x86_64__)
   // m 5..8 over >= 1 MiB: the AVX-512 / AVX-VNNI kernels' two row panels block by block
   for (auto s : {std::array<int, 3>{1, 17000, 512}, {2, 17000, 511}, {3, 17003, 512}, {4, 17000, 512},
@@ -227,7 +230,7 @@ TEST(KernelGemm, GatherBlocks) {
   // a long list over large weights (the streaming paths at m <= 4 and m 5..8)
   std::vector<int32_t> many;
   for (int b = 0; b < 2200; ++b) many.push_back(int32_t((b * 7919) % 2126));
-  for (int m : {1, 4, 6, 8}) {
+  for (int m : {1, 4, 6, 8, 11, 16}) {
     GemmTester g;
     g.m(m).n(17003).k(512).seed(uint32_t(m)).bias(true).blocks(many).check_exact(false);
     ASSERT_EQ("", g.Test()) << g.Describe();

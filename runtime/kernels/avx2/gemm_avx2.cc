@@ -182,6 +182,7 @@ struct GemmK : GemmCommon {
   // m = 2..4 (one row panel) always runs StreamTile (kStreamRowsBytes = 1 byte: any size).
   static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 1;
   // m 5..8 from memory: the tiles (the kernel is bound by its arithmetic, not the stream)
+  static constexpr int kStreamMR = kMR;
   static constexpr size_t kStreamPanelsBytes = 0;
   // Tiles run only for m > 4, where each chunk is re-read from L2 by the later row panels; the
   // first panel of a chunk brings it from memory and prefetches the next tile's blocks (the
@@ -204,7 +205,7 @@ struct GemmK : GemmCommon {
     TileSign<MaddDot, MR, NR>(kg, a, lda, w, acc);
   }
   template <int MR>
-  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next, const PanelState&,
+  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next, const StreamState&,
                          Acc (&acc)[MR]) {
     Acc t[MR][1];
     if (!next)  // contiguous blocks: the stream ahead

@@ -26,11 +26,12 @@
 //     sequential weight stream, which DRAM serves far better than the several streams of a
 //     multi-block tile (gemm_bench m 4 cold: ~20 GB/s against 12-15 for the 4 x 3 tile), and in
 //     cache it is faster than the tiles as well (m 4 hot: 430-530 GOPS), so m 2..4 always take it.
+//     It takes up to 8 rows (16 accumulators): m 5..16 over weights of at least
+//     kStreamPanelsBytes run as one or two 8-row panels block by block (see kStreamPanelsBytes).
 // Prefetching (avx2/avx2_gemm.h, PrefetchAhead): over contiguous weights the streaming kernels
 // read 12 KiB ahead; over a gathered selection (the shortlist) the GEMV and the stream tile
-// prefetch the next selected block line for line as they read the current one (OPUS-MT base with
-// the shortlist, the projection per step: greedy 63 -> 44 us; beam 4 29.5-31 -> 21-22 us, where
-// the stream tile had read each block without prefetching).
+// prefetch a selected block a few slots on, line for line, as they read the current one
+// (generic/gemm_driver.h, GatheredBlocks).
 // m == 1 (GEMV): activations as u = a + 128 and a correction vpdpbusd of the weights with bytes
 // 0x80 (128 sum_k w per row, from the same weight registers): GemvZmm, one block at a time
 // (lanes 0-7 = rows over the even groups, 8-15 over the odd ones; in cache it beats the
@@ -137,15 +138,20 @@ inline __m512i RowPairWeights(const int8_t* w, bool last, __m512i idx, __m512i x
 // lane 2r + lane 2r+1 (mod 2^32) -> dword r
 inline __m256i FoldPairs(__m512i v) { return _mm512_cvtepi64_epi32(_mm512_add_epi32(v, _mm512_srli_epi64(v, 32))); }
 
-// 128 * sum_k a of each row (exact: |a| <= 127, k < 2^23).
-struct RowTerms {
-  int32_t t[4];
+// 128 * sum_k a of each row (exact: |a| <= 127, k < 2^23): N rows, 4 for the tiles' panels, 8 for
+// the stream tile's (a separate type: the tiles with an 8-row one measured 10-18 % slower).
+template <int N>
+struct RowTermsOf {
+  int32_t t[N];
 };
-inline RowTerms RowSumTerms(int mr, int kg, const int8_t* a, int lda) {
-  RowTerms r{};
+using RowTerms = RowTermsOf<4>;
+using StreamTerms = RowTermsOf<8>;
+template <int N>
+inline RowTermsOf<N> RowSumTerms(int mr, int kg, const int8_t* a, int lda) {
+  RowTermsOf<N> r{};
   const size_t kp = size_t(kg) * 4;
   const __m512i x80 = Bytes80();
-  for (int i = 0; i < mr && i < 4; ++i) {
+  for (int i = 0; i < mr && i < N; ++i) {
     const int8_t* row = a + size_t(i) * lda;
     __m512i s = _mm512_setzero_si512();
     size_t k = 0;
@@ -156,12 +162,15 @@ inline RowTerms RowSumTerms(int mr, int kg, const int8_t* a, int lda) {
   return r;
 }
 
+// Always inlined, as TileZmm: with the 8-row stream tiles GCC 12 stopped inlining the smaller
+// tiles into the driver, and left the rest a worse register allocation (m 64 hot 800 -> 670 GOPS).
 template <int MR, bool Ahead, bool Next>
-inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, const RowTerms& terms,
-                          __m256i (&acc)[MR], const int8_t* nb = nullptr) {
+__attribute__((always_inline)) inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w,
+                                                         const StreamTerms& terms, __m256i (&acc)[MR],
+                                                         const int8_t* nb = nullptr) {
   const __m512i idx = RowPairIndex(), x80 = Bytes80();
   __m512i s0[MR], s1[MR];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) s0[i] = s1[i] = _mm512_setzero_si512();
   const int pairs = kg / 2;
   int p = 0;
@@ -170,7 +179,7 @@ inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, con
     if (Next) avx2::PrefetchLine(nb + size_t(p) * 64), avx2::PrefetchLine(nb + size_t(p) * 64 + 64);
     const __m512i w0 = RowPairWeights(w + size_t(p) * 64, false, idx, x80);
     const __m512i w1 = RowPairWeights(w + size_t(p) * 64 + 64, false, idx, x80);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const int8_t* ap = a + size_t(i) * lda + size_t(p) * 8;
       s0[i] = Dp(s0[i], w0, ActBroadcast(ap));
@@ -179,16 +188,16 @@ inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, con
   }
   if (p < pairs) {
     const __m512i w0 = RowPairWeights(w + size_t(p) * 64, false, idx, x80);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i)
       s0[i] = Dp(s0[i], w0, ActBroadcast(a + size_t(i) * lda + size_t(p) * 8));
   }
   if (kg & 1) {
     const __m512i w0 = RowPairWeights(w + size_t(pairs) * 64, true, idx, x80);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) s1[i] = Dp(s1[i], w0, ActLastBroadcast(a + size_t(i) * lda + size_t(pairs) * 8));
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
     acc[i] = _mm256_sub_epi32(FoldPairs(_mm512_add_epi32(s0[i], s1[i])), _mm256_set1_epi32(terms.t[i]));
 }
@@ -197,7 +206,8 @@ inline void StreamTileZmm(int kg, const int8_t* a, int lda, const int8_t* w, con
 // register shared by the MR rows, one broadcast per row shared by the NR blocks; MR * NR
 // accumulator chains. Pf: prefetch the next tile's blocks (next[j] for w[j]) line for line.
 template <int MR, int NR, bool Pf = false>
-inline void TileZmm(int kg, const int8_t* a, int lda, const int8_t* const* w, const RowTerms& terms,
+__attribute__((always_inline)) inline void TileZmm(int kg, const int8_t* a, int lda, const int8_t* const* w,
+                                                   const RowTerms& terms,
                     __m256i (&acc)[MR][NR], const int8_t* const* next = nullptr) {
   const __m512i idx = RowPairIndex(), x80 = Bytes80();
   __m512i s[MR][NR];
@@ -239,16 +249,27 @@ using Ymm = VnniYmm<EvexDot>;
 
 struct GemmK : avx2::GemmCommon {
   static constexpr int kMR = 4, kNR = 4, kGemvNR = 1;
+  static constexpr int kStreamMR = 8;  // StreamTileZmm's 16 accumulators for 8 rows still fit
   // the second pass of SiLU / GELU (kActSecondPass) over 16 lanes: the same values as 8
   static void Activation(float* x, int n, Act act) { generic::Activation<F16>(x, n, act); }
   static constexpr size_t kChunkBytes = size_t(256) << 10;
   static constexpr size_t kStreamBytes = size_t(8) << 20;
   static constexpr size_t kStreamRowsBytes = 1;  // every size (see the top of the file)
-  static constexpr size_t kStreamPanelsBytes = size_t(1) << 20;  // more than L2 holds
+  // m 5..16 over weights of 256 KiB and more (the generic driver's StreamPanels, one or two 8-row
+  // panels): in a model run such weights come from L3 or DRAM, where the stream beats the tiles
+  // (gemm_bench n 2048 k 512 from DRAM: m 8 321-347 -> 515-560 GOPS, m 16 443-495 -> 610-625),
+  // hot in L2 the tiles stay ~10 % faster at m 16. OPUS-MT base at batch 16: +14-30 % tokens/s
+  // on 1 thread, +18 % on 2 (8 rows per thread), the encoder at batch 1 (15 source rows) -12 %;
+  // tiny32k even; the demo model, whose weights stay in L3, -3 % at batch 16.
+  static constexpr size_t kStreamPanelsBytes = size_t(256) << 10;
   // the first row panel of a chunk prefetches the next tile's blocks (avx2/avx2_gemm.h)
   static bool Prefetch(int, int nb, size_t bs) { return size_t(nb) * bs >= avx2::kTilePrefetchBytes; }
   using PanelState = RowTerms;
-  static RowTerms PanelPrepare(int mr, int kg, const int8_t* a, int lda) { return RowSumTerms(mr, kg, a, lda); }
+  static RowTerms PanelPrepare(int mr, int kg, const int8_t* a, int lda) { return RowSumTerms<4>(mr, kg, a, lda); }
+  using StreamState = StreamTerms;
+  static StreamTerms StreamPrepare(int mr, int kg, const int8_t* a, int lda) {
+    return RowSumTerms<8>(mr, kg, a, lda);
+  }
   template <int MR, int NR>
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const* next,
                    const RowTerms& terms, Acc (&acc)[MR][NR]) {
@@ -259,7 +280,7 @@ struct GemmK : avx2::GemmCommon {
   }
   template <int MR>
   static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next,
-                         const RowTerms& terms, Acc (&acc)[MR]) {
+                         const StreamTerms& terms, Acc (&acc)[MR]) {
     if (next)  // a gathered selection: prefetch its next block
       StreamTileZmm<MR, false, true>(kg, a, lda, w, terms, acc, next);
     else  // contiguous blocks: the stream ahead

@@ -31,6 +31,7 @@ struct GemmK : avx2::GemmCommon {
   static constexpr int kMR = 4, kNR = 2, kGemvNR = 1;
   static constexpr size_t kChunkBytes = size_t(128) << 10;
   static constexpr size_t kStreamBytes = size_t(8) << 20, kStreamRowsBytes = kStreamBytes;
+  static constexpr int kStreamMR = kMR;
   static constexpr size_t kStreamPanelsBytes = size_t(1) << 20;  // more than L2 holds
   static bool Prefetch(int, int, size_t) { return false; }
   template <int MR, int NR>
@@ -39,7 +40,7 @@ struct GemmK : avx2::GemmCommon {
     avx2::TileSign<VexDot, MR, NR>(kg, a, lda, w, acc);
   }
   template <int MR>
-  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next, const PanelState&,
+  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next, const StreamState&,
                          Acc (&acc)[MR]) {
     Acc t[MR][1];
     if (!next)  // contiguous blocks: the stream ahead

@@ -21,6 +21,7 @@
 //   PanelState, PanelPrepare(mr, kg, a, lda)   per-row terms of a row panel of A (mr <= kMR
 //                           rows), computed once per panel and passed to its tiles, e.g. a
 //                           correction sum; NoPanelState: none
+//   StreamState, StreamPrepare(mr, kg, a, lda)   the same for the stream tiles (mr <= kStreamMR)
 //   Tile<MR, NR>(kg, a, lda, w, next, state, acc)   acc[i][j] = row i of a . block w[j], full K;
 //                           next: null or the blocks to prefetch (next[j] for w[j])
 //   Gemv<G>(kg, a, w, next, stream, acc)  acc[j] = the row a . block w[j], j < G (when
@@ -35,13 +36,15 @@
 //                           StreamTile<MR>(kg, a, lda, w, next, state, acc) (acc[i] = row i .
 //                           block w; next as for Gemv: null when the blocks are contiguous, else
 //                           a block further on in a gathered selection, to prefetch; state:
-//                           PanelPrepare once per call): one sequential weight stream;
+//                           StreamPrepare once per call): one sequential weight stream;
 //                           tiles over several blocks read as many concurrent streams, which
 //                           DRAM serves far slower here
-//   kStreamPanelsBytes      0, or: two row panels (kMR < m <= 2 kMR) over weights of at least
-//                           this many bytes (more than L2 holds: read from L3 or DRAM in every
-//                           call) run block by block as well, both panels' StreamTile on each
-//                           block before the next (StreamPanels)
+//   kStreamMR               the most rows StreamTile takes (>= kMR; StreamPrepare as many)
+//   kStreamPanelsBytes      0, or: kMR < m <= 2 kStreamMR rows (one or two row panels of up to
+//                           kStreamMR) over weights of at least this many bytes (more than L2
+//                           holds: read from L3 or DRAM in every call) run block by block as
+//                           well, each panel's StreamTile on a block before the next block
+//                           (StreamPanels)
 //   Epilogue(acc, a_scale, ws, bias, res, out, count, act)   the contract's dequantisation of
 //                           the first `count` (1..8) outputs: out[j] = act(float(acc[j]) *
 //                           (a_scale * ws[j]) + bias[j] + res[j]); bias / res may be null
@@ -62,6 +65,8 @@ namespace generic {
 struct NoPanelState {
   struct PanelState {};
   static PanelState PanelPrepare(int, int, const int8_t*, int) { return {}; }
+  using StreamState = PanelState;
+  static StreamState StreamPrepare(int, int, const int8_t*, int) { return {}; }
 };
 
 // Blocks of W in order: block b at w + b * bs, output columns 8b..8b+7.
@@ -162,7 +167,7 @@ inline void StreamRows(int mr, int nb, int kg, const int8_t* a, int lda, const B
       return;
     }
   }
-  const typename K::PanelState state = K::PanelPrepare(mr, kg, a, lda);
+  const typename K::StreamState state = K::StreamPrepare(mr, kg, a, lda);
   for (int s = 0; s < nb; ++s) {
     typename K::Acc acc[MR];
     const int8_t* next = nullptr;  // contiguous: the stream ahead; gathered: a block ahead
@@ -176,7 +181,7 @@ inline void StreamRows(int mr, int nb, int kg, const int8_t* a, int lda, const B
 // Row panel [row0, row0 + mr) (mr <= MR) against block slot s.
 template <class K, int MR, class Epi>
 inline void StreamBlock(int mr, int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next,
-                        const typename K::PanelState& state, int row0, int s, const Epi& epi) {
+                        const typename K::StreamState& state, int row0, int s, const Epi& epi) {
   if constexpr (MR > 1) {
     if (mr < MR) {
       StreamBlock<K, MR - 1>(mr, kg, a, lda, w, next, state, row0, s, epi);
@@ -189,22 +194,26 @@ inline void StreamBlock(int mr, int kg, const int8_t* a, int lda, const int8_t* 
   for (int i = 0; i < MR; ++i) epi(row0 + i, s, acc[i]);
 }
 
-// kMR < m <= 2 kMR over weights from memory: both row panels against one block, then the next
-// block. One sequential weight stream, as StreamRows, and the block read once: the second panel
-// finds it in L1. The chunked tiles read each chunk with the first panel alone, and there the
-// memory and the arithmetic barely overlapped (avx512-vnni, m 8, n 2048, k 512, weights from
-// DRAM: 340 -> 480 GOPS; avx-vnni 129 -> 225; in cache the tiles stay faster, 700 against 510).
+// kMR < m <= 2 kStreamMR over weights from memory: the row panels (one or two, of up to kStreamMR
+// rows) against one block, then the next block. One sequential weight stream, as StreamRows,
+// and the block read once: a second panel finds it in L1. The chunked tiles read each chunk
+// with their first panel alone, and there the memory and the arithmetic barely overlapped.
+// gemm_bench, weights from DRAM, n 2048, k 512: see bench/README.md.
+// Out of line: inlined into RunGemm, its eight stream tiles cost the tile loops there a worse
+// register allocation (m 64 hot -12 %).
 template <class K, class Blocks, class Epi>
-void StreamPanels(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks, const Epi& epi) {
-  constexpr int MR = K::kMR;
-  const int8_t* a1 = a + size_t(MR) * lda;
-  const typename K::PanelState s0 = K::PanelPrepare(MR, kg, a, lda), s1 = K::PanelPrepare(m - MR, kg, a1, lda);
+__attribute__((noinline)) void StreamPanels(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks, const Epi& epi) {
+  constexpr int P = K::kStreamMR;
+  const int m0 = m < P ? m : P, m1 = m - m0;
+  const int8_t* a1 = a + size_t(P) * lda;
+  const typename K::StreamState s0 = K::StreamPrepare(m0, kg, a, lda);
+  const typename K::StreamState s1 = m1 > 0 ? K::StreamPrepare(m1, kg, a1, lda) : s0;
   for (int s = 0; s < nb; ++s) {
     const int8_t* next = nullptr;  // contiguous: the stream ahead; gathered: a block ahead
     if constexpr (Blocks::kGathered) next = blocks.Ahead(s, nb);
     const int8_t* w = blocks.Block(s);
-    StreamBlock<K, MR>(MR, kg, a, lda, w, next, s0, 0, s, epi);
-    StreamBlock<K, MR>(m - MR, kg, a1, lda, w, nullptr, s1, MR, s, epi);
+    StreamBlock<K, P>(m0, kg, a, lda, w, next, s0, 0, s, epi);
+    if (m1 > 0) StreamBlock<K, P>(m1, kg, a1, lda, w, nullptr, s1, P, s, epi);
   }
 }
 
@@ -228,7 +237,7 @@ void RunGemm(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& bloc
     }
   }
   if constexpr (K::kStreamPanelsBytes > 0) {
-    if (m > K::kMR && m <= 2 * K::kMR && size_t(nb) * bs >= K::kStreamPanelsBytes) {
+    if (m > K::kMR && m <= 2 * K::kStreamMR && size_t(nb) * bs >= K::kStreamPanelsBytes) {
       StreamPanels<K>(m, nb, kg, a, lda, blocks, epi);
       return;
     }

@@ -100,6 +100,7 @@ struct GemmK : GemmCommon, generic::NoPanelState {
   static constexpr size_t kChunkBytes = 0;
   static constexpr int kGemvNR = 0;
   static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 0;
+  static constexpr int kStreamMR = kMR;
   static constexpr size_t kStreamPanelsBytes = 0;
   static bool Prefetch(int, int, size_t) { return false; }
   template <int MR, int NR>

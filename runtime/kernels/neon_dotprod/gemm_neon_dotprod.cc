@@ -122,6 +122,7 @@ struct GemmK : neon::GemmCommon, generic::NoPanelState {
   static constexpr size_t kChunkBytes = 0;
   static constexpr int kGemvNR = 1;
   static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 0;
+  static constexpr int kStreamMR = kMR;
   static constexpr size_t kStreamPanelsBytes = 0;
   static bool Prefetch(int, int, size_t) { return false; }
   template <int MR, int NR>

@@ -72,7 +72,7 @@ struct MaddDot {
 // MaddDot for AVX2 or vpdpbusd (avxvnni/vnni_ymm.h). MR * NR accumulators + 2 * NR weight
 // registers + a broadcast fit in the 16 ymm registers for (4, 2).
 // Ahead (NR == 1, contiguous blocks): PrefetchAhead once per 64 weight bytes; Next (NR == 1, a
-// gathered selection): the block at nb, line for line.
+// gathered selection): the block at nb (one further on), line for line.
 template <class Dot, int MR, int NR, bool Ahead = false, bool Next = false>
 inline void TileSign(int kg, const int8_t* a, int lda, const int8_t* const* w, __m256i (&acc)[MR][NR],
                      const int8_t* nb = nullptr) {

@@ -40,8 +40,8 @@ inline __m256i Step(__m256i acc, __m256i w, __m256i w_abs, __m256i a4) {
 // m == 1: one 8-row block over all of K, four independent accumulators over the k groups. The
 // driver calls it block after block: the weights are read strictly sequentially (one stream
 // for the prefetchers).
-// Ahead: prefetch the contiguous stream ahead; Next: the block at nb (a gathered selection's
-// next), line for line.
+// Ahead: prefetch the contiguous stream ahead; Next: the block at nb (one further on in a
+// gathered selection), line for line.
 template <bool Ahead, bool Next = false>
 inline __m256i GemvBlock(int kg, const int8_t* a, const int8_t* wb, const int8_t* nb = nullptr) {
   __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
@@ -210,7 +210,7 @@ struct GemmK : GemmCommon {
     Acc t[MR][1];
     if (!next)  // contiguous blocks: the stream ahead
       TileSign<MaddDot, MR, 1, true>(kg, a, lda, &w, t);
-    else  // a gathered selection: prefetch its next block
+    else  // a gathered selection: prefetch a block further on
       TileSign<MaddDot, MR, 1, false, true>(kg, a, lda, &w, t, next);
 #pragma GCC unroll 4
     for (int i = 0; i < MR; ++i) acc[i] = t[i][0];
@@ -219,7 +219,7 @@ struct GemmK : GemmCommon {
   static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const* next, bool,
                    Acc (&acc)[G]) {
     static_assert(G == 1, "one block at a time");
-    // contiguous blocks: the stream ahead; a gathered selection: its next block
+    // contiguous blocks: the stream ahead; a gathered selection: a block further on
     acc[0] = next ? GemvBlock<false, true>(kg, a, w[0], next[0]) : GemvBlock<true>(kg, a, w[0]);
   }
 };

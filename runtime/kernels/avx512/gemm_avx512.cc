@@ -88,7 +88,7 @@ inline __m256i Fold(__m512i v) {
 }
 
 // m == 1: one block, two accumulator chains over the k pairs (and two correction chains).
-// Ahead: prefetch the contiguous stream ahead; nb (gathered blocks): the next block, line for line.
+// Ahead: prefetch the contiguous stream ahead; nb (gathered blocks): a block further on, line for line.
 template <bool Ahead, bool Next>
 inline __m256i GemvZmm(int kg, const int8_t* a, const int8_t* w, const int8_t* nb = nullptr) {
   const __m512i idx = PairIndex(), x80 = Bytes80();
@@ -139,7 +139,7 @@ inline __m512i RowPairWeights(const int8_t* w, bool last, __m512i idx, __m512i x
 inline __m256i FoldPairs(__m512i v) { return _mm512_cvtepi64_epi32(_mm512_add_epi32(v, _mm512_srli_epi64(v, 32))); }
 
 // 128 * sum_k a of each row (exact: |a| <= 127, k < 2^23): N rows, 4 for the tiles' panels, 8 for
-// the stream tile's (a separate type: the tiles with an 8-row one measured 10-18 % slower).
+// the stream tile's.
 template <int N>
 struct RowTermsOf {
   int32_t t[N];
@@ -281,7 +281,7 @@ struct GemmK : avx2::GemmCommon {
   template <int MR>
   static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next,
                          const StreamTerms& terms, Acc (&acc)[MR]) {
-    if (next)  // a gathered selection: prefetch its next block
+    if (next)  // a gathered selection: prefetch a block further on
       StreamTileZmm<MR, false, true>(kg, a, lda, w, terms, acc, next);
     else  // contiguous blocks: the stream ahead
       StreamTileZmm<MR, true, false>(kg, a, lda, w, terms, acc);
@@ -290,7 +290,7 @@ struct GemmK : avx2::GemmCommon {
   static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const* next, bool stream,
                    Acc (&acc)[G]) {
     static_assert(G == 1, "one block at a time");
-    if (next)  // a gathered selection: prefetch its next block
+    if (next)  // a gathered selection: prefetch a block further on
       acc[0] = GemvZmm<false, true>(kg, a, w[0], next[0]);
     else  // contiguous blocks: the stream ahead
       acc[0] = stream ? Ymm::GemvBlock<true>(kg, a, w[0]) : GemvZmm<true, false>(kg, a, w[0]);

@@ -45,7 +45,7 @@ struct GemmK : avx2::GemmCommon {
     Acc t[MR][1];
     if (!next)  // contiguous blocks: the stream ahead
       Ymm::Tile<MR, 1, true>(kg, a, lda, &w, t);
-    else  // a gathered selection: prefetch its next block
+    else  // a gathered selection: prefetch a block further on
       Ymm::Tile<MR, 1, false, true>(kg, a, lda, &w, t, next);
 #pragma GCC unroll 4
     for (int i = 0; i < MR; ++i) acc[i] = t[i][0];
@@ -54,7 +54,7 @@ struct GemmK : avx2::GemmCommon {
   static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const* next, bool,
                    Acc (&acc)[G]) {
     static_assert(G == 1, "one block at a time");
-    // contiguous blocks: the stream ahead; a gathered selection: its next block
+    // contiguous blocks: the stream ahead; a gathered selection: a block further on
     acc[0] = next ? Ymm::GemvBlock<false, true>(kg, a, w[0], next[0]) : Ymm::GemvBlock<true>(kg, a, w[0]);
   }
 };

@@ -79,8 +79,8 @@ struct VnniYmm {
   // m == 1, one block: four accumulator chains over the groups (and two for the correction).
   // The weights are read as one sequential stream, half a line per load: on Zen5 this streams
   // from DRAM at ~95 % of a plain read, where the 512-bit version (one line per load) gets ~85 %.
-  // Ahead: prefetch the contiguous stream ahead; Next: the block at nb (a gathered selection's
-  // next), line for line.
+  // Ahead: prefetch the contiguous stream ahead; Next: the block at nb (one further on in a
+  // gathered selection), line for line.
   template <bool Ahead, bool Next = false>
   static __m256i GemvBlock(int kg, const int8_t* a, const int8_t* wb, const int8_t* nb = nullptr) {
     const __m256i x80 = Bytes80();

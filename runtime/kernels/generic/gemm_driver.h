@@ -157,27 +157,6 @@ __attribute__((noinline)) void RunGemv(int nb, int kg, const int8_t* a, const Bl
   }
 }
 
-// Streaming mode: all m (<= kMR) rows against one block at a time.
-template <class K, int MR, class Blocks, class Epi>
-inline void StreamRows(int mr, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks,
-                       const Epi& epi) {
-  if constexpr (MR > 1) {
-    if (mr < MR) {
-      StreamRows<K, MR - 1>(mr, nb, kg, a, lda, blocks, epi);
-      return;
-    }
-  }
-  const typename K::StreamState state = K::StreamPrepare(mr, kg, a, lda);
-  for (int s = 0; s < nb; ++s) {
-    typename K::Acc acc[MR];
-    const int8_t* next = nullptr;  // contiguous: the stream ahead; gathered: a block ahead
-    if constexpr (Blocks::kGathered) next = blocks.Ahead(s, nb);
-    K::template StreamTile<MR>(kg, a, lda, blocks.Block(s), next, state, acc);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) epi(i, s, acc[i]);
-  }
-}
-
 // Row panel [row0, row0 + mr) (mr <= MR) against block slot s.
 template <class K, int MR, class Epi>
 inline void StreamBlock(int mr, int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next,
@@ -194,15 +173,31 @@ inline void StreamBlock(int mr, int kg, const int8_t* a, int lda, const int8_t* 
   for (int i = 0; i < MR; ++i) epi(row0 + i, s, acc[i]);
 }
 
+// Streaming mode: all m (<= kMR) rows against one block at a time.
+template <class K, int MR, class Blocks, class Epi>
+inline void StreamRows(int mr, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks,
+                       const Epi& epi) {
+  if constexpr (MR > 1) {
+    if (mr < MR) {
+      StreamRows<K, MR - 1>(mr, nb, kg, a, lda, blocks, epi);
+      return;
+    }
+  }
+  const typename K::StreamState state = K::StreamPrepare(mr, kg, a, lda);
+  for (int s = 0; s < nb; ++s) {
+    const int8_t* next = nullptr;  // contiguous: the stream ahead; gathered: a block ahead
+    if constexpr (Blocks::kGathered) next = blocks.Ahead(s, nb);
+    StreamBlock<K, MR>(MR, kg, a, lda, blocks.Block(s), next, state, 0, s, epi);
+  }
+}
+
 // kMR < m <= 2 kStreamMR over weights from memory: the row panels (one or two, of up to kStreamMR
 // rows) against one block, then the next block. One sequential weight stream, as StreamRows,
 // and the block read once: a second panel finds it in L1. The chunked tiles read each chunk
 // with their first panel alone, and there the memory and the arithmetic barely overlapped.
 // gemm_bench, weights from DRAM, n 2048, k 512: see bench/README.md.
-// Out of line: inlined into RunGemm, its eight stream tiles cost the tile loops there a worse
-// register allocation (m 64 hot -12 %).
 template <class K, class Blocks, class Epi>
-__attribute__((noinline)) void StreamPanels(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks, const Epi& epi) {
+void StreamPanels(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks, const Epi& epi) {
   constexpr int P = K::kStreamMR;
   const int m0 = m < P ? m : P, m1 = m - m0;
   const int8_t* a1 = a + size_t(P) * lda;

@@ -76,6 +76,9 @@ TEST(KernelGemm, ModelShapes) {
                                             // tiles over >= 256 KiB: the first row panel of each chunk
                                             // prefetches the next tile (x86), a partial last panel and block
                                             {21, 2050, 516},
+                                            // m 2..4 tiles (AVX-VNNI below its stream threshold) that
+                                            // prefetch the next tile, odd k and a partial last block
+                                            {3, 700, 513}, {2, 1030, 260},
                                             // m 5..16 over >= 256 KiB: one or two 8-row panels
                                             // block by block (AVX-512 VNNI; AVX-VNNI from 1 MiB)
                                             {13, 2050, 516}, {9, 1031, 257}, {16, 520, 1024}};

@@ -41,7 +41,9 @@ inline void PrefetchLine(const int8_t* p) { asm volatile("prefetchnta (%0)" : : 
 // the other panels re-read them) as it reads the current ones. Zen5, decoder step at batch 16:
 // OPUS-MT base 6.7 -> 5.4-5.6 ms (avx512-vnni) and 13.8 -> 10.8 ms (avx2), tiny32k 1.0 -> 0.8 ms
 // and 2.3 -> 2.0 ms, base beam 4 at batch 16 -6 %, demo unchanged (a 1 MiB threshold: base
-// 5.8-5.9 ms; every panel prefetching had cost 3 % at m 16 on Zen3).
+// 5.8-5.9 ms; every panel prefetching had cost 3 % at m 16 on Zen3). The AVX-VNNI tiles, which
+// also take m 2..4 below 8 MiB, gained most (base, Zen5 with that table forced: beam 4
+// 2.5-2.9 -> 1.8 ms per step, 1.5-1.6 -> 0.8 ms with the shortlist, batch 16 9.7 -> 6.7 ms).
 constexpr size_t kTilePrefetchBytes = size_t(256) << 10;
 inline void PrefetchLineT0(const int8_t* p) { asm volatile("prefetcht0 (%0)" : : "r"(p)); }
 
@@ -72,10 +74,11 @@ struct MaddDot {
 // MaddDot for AVX2 or vpdpbusd (avxvnni/vnni_ymm.h). MR * NR accumulators + 2 * NR weight
 // registers + a broadcast fit in the 16 ymm registers for (4, 2).
 // Ahead (NR == 1, contiguous blocks): PrefetchAhead once per 64 weight bytes; Next (NR == 1, a
-// gathered selection): the block at nb (one further on), line for line.
-template <class Dot, int MR, int NR, bool Ahead = false, bool Next = false>
+// gathered selection): the block at nb (one further on), line for line; Pf: the next tile's
+// blocks pf[j] (for w[j]), line for line, into L1 (the tile driver's Prefetch, as the AVX2 tile).
+template <class Dot, int MR, int NR, bool Ahead = false, bool Next = false, bool Pf = false>
 inline void TileSign(int kg, const int8_t* a, int lda, const int8_t* const* w, __m256i (&acc)[MR][NR],
-                     const int8_t* nb = nullptr) {
+                     const int8_t* nb = nullptr, const int8_t* const* pf = nullptr) {
   static_assert(!(Ahead || Next) || NR == 1, "prefetching follows one weight stream");
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
@@ -84,6 +87,9 @@ inline void TileSign(int kg, const int8_t* a, int lda, const int8_t* const* w, _
   for (int g = 0; g < kg; ++g) {
     if (Ahead && (g & 1) == 0) PrefetchAhead(w[0] + size_t(g) * 32);
     if (Next && (g & 1) == 0) PrefetchLine(nb + size_t(g) * 32);
+    if (Pf && (g & 1) == 0)
+#pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) PrefetchLineT0(pf[j] + size_t(g) * 32);
     __m256i wv[NR], wa[NR];
 #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) {

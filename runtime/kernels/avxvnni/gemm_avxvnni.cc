@@ -3,8 +3,13 @@
 // driver (generic/gemm_driver.h), built on avxvnni/vnni_ymm.h (which also explains the
 // exactness: activations as a + 128, minus 128 * sum_k w per row).
 // Tiles: up to 4 rows x 2 blocks with the sign trick (in cache ~230 GOPS at m >= 4 on Zen5,
-// offset trick ~190); m == 1: one block at a time, four accumulator chains; m <= 4 over large
-// weights (streamed from DRAM): one block at a time (one sequential stream), offset trick.
+// offset trick ~190); over weights of 256 KiB and more the first row panel of each chunk
+// prefetches the next tile's blocks, as the AVX2 tiles do (avx2/avx2_gemm.h, kTilePrefetchBytes).
+// m == 1: one block at a time, four accumulator chains; m <= 4 over large weights (8 MiB:
+// streamed from DRAM): one block at a time (one sequential stream), offset trick. Below that,
+// m 2..4 runs the tiles: on Zen5 the one-block stream was 13-18 % slower there with weights
+// from L3 (demo and tiny32k at beam 4), and with the prefetch the tiles are as fast as it over
+// OPUS-MT base's layers, which a step reads from DRAM.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -33,11 +38,14 @@ struct GemmK : avx2::GemmCommon {
   static constexpr size_t kStreamBytes = size_t(8) << 20, kStreamRowsBytes = kStreamBytes;
   static constexpr int kStreamMR = kMR;
   static constexpr size_t kStreamPanelsBytes = size_t(1) << 20;  // more than L2 holds
-  static bool Prefetch(int, int, size_t) { return false; }
+  static bool Prefetch(int, int nb, size_t bs) { return size_t(nb) * bs >= avx2::kTilePrefetchBytes; }
   template <int MR, int NR>
-  static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const*,
+  static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const* next,
                    const PanelState&, Acc (&acc)[MR][NR]) {
-    avx2::TileSign<VexDot, MR, NR>(kg, a, lda, w, acc);
+    if (next)
+      avx2::TileSign<VexDot, MR, NR, false, false, true>(kg, a, lda, w, acc, nullptr, next);
+    else
+      avx2::TileSign<VexDot, MR, NR>(kg, a, lda, w, acc);
   }
   template <int MR>
   static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next, const StreamState&,

@@ -73,20 +73,16 @@ struct MaddDot {
 // s = a * sign(w) (vpsignb; |a| <= 127, no overflow), so u * s = a * w. Dot::Dot(acc, u, s) is
 // MaddDot for AVX2 or vpdpbusd (avxvnni/vnni_ymm.h). MR * NR accumulators + 2 * NR weight
 // registers + a broadcast fit in the 16 ymm registers for (4, 2).
-// Ahead (NR == 1, contiguous blocks): PrefetchAhead once per 64 weight bytes; Next (NR == 1, a
-// gathered selection): the block at nb (one further on), line for line; Pf: the next tile's
-// blocks pf[j] (for w[j]), line for line, into L1 (the tile driver's Prefetch, as the AVX2 tile).
-template <class Dot, int MR, int NR, bool Ahead = false, bool Next = false, bool Pf = false>
+// Pf: prefetch the next tile's blocks pf[j] (for w[j]) line for line into L1, as the AVX2
+// assembly tile does (the tile driver's Prefetch).
+template <class Dot, int MR, int NR, bool Pf = false>
 inline void TileSign(int kg, const int8_t* a, int lda, const int8_t* const* w, __m256i (&acc)[MR][NR],
-                     const int8_t* nb = nullptr, const int8_t* const* pf = nullptr) {
-  static_assert(!(Ahead || Next) || NR == 1, "prefetching follows one weight stream");
+                     const int8_t* const* pf = nullptr) {
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_si256();
   for (int g = 0; g < kg; ++g) {
-    if (Ahead && (g & 1) == 0) PrefetchAhead(w[0] + size_t(g) * 32);
-    if (Next && (g & 1) == 0) PrefetchLine(nb + size_t(g) * 32);
     if (Pf && (g & 1) == 0)
 #pragma GCC unroll 8
       for (int j = 0; j < NR; ++j) PrefetchLineT0(pf[j] + size_t(g) * 32);

@@ -10,10 +10,7 @@
 //   We feed it u = |w| (as u8, 0..128) and s = a * sign(w) (vpsignb; |a| <= 127, so no
 //   overflow), so u * s = a * w and a pair sum is at most 2 * 128 * 127 = 32512 < 32767:
 //   never saturates. vpmaddwd with ones widens pairs to int32. Accumulation is exact int32.
-// Kernels: GemvBlock for m == 1; for m = 2..4, one block at a time for all rows (StreamTile:
-// the weights are read once, as one sequential stream, which the prefetchers serve far better
-// than a tile's two concurrent block streams: gemm_bench m 4 from DRAM 18 vs 15.5 GB/s, and
-// never slower in cache); for m > 4, tiles of up to 4 rows x 2 blocks of 8 outputs over
+// Kernels: GemvBlock for m == 1; for m >= 2, tiles of up to 4 rows x 2 blocks of 8 outputs over
 // all of K, in GCC inline assembly on x86-64 (KernelX2Asm: no accumulator spills and a
 // stage-by-stage instruction order; +5-11% over the intrinsics version at m = 4..64 in
 // gemm_bench on Zen3), with the intrinsics tile as the fallback and for a last odd block. Both
@@ -179,14 +176,22 @@ struct GemmK : GemmCommon {
   // in 4-row x 2-block tiles; within a chunk, each 4-row panel of C is written contiguously.
   static constexpr size_t kChunkBytes = size_t(128) << 10;
   static constexpr int kGemvNR = 1;
-  // m = 2..4 (one row panel) always runs StreamTile (kStreamRowsBytes = 1 byte: any size).
-  static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 1;
-  // m 5..8 from memory: the tiles (the kernel is bound by its arithmetic, not the stream)
+  // Every m >= 2 runs the tiles, no one-block stream: its arithmetic bounds this kernel, and the
+  // 4 x 2 tile shares each activation broadcast between two blocks, without GCC's loop overhead.
+  // m 2..4 went to a one-block stream tile (one sequential weight stream, before the tiles
+  // prefetched: gemm_bench m 4 from DRAM 18 vs 15.5 GB/s on Zen3); since they prefetch, the
+  // tiles measured faster on Zen5 both in cache (m 4, n 512..8001: 203-215 against 175-180
+  // GOPS) and from DRAM (n 58101 k 512: 57 % of the read bandwidth against 51 %). In the
+  // decoder (beam 4) the stream tile's compiled loop ran at a speed that depended on where the
+  // linker put it: `mtlite translate`, demo, 64 sentences, 1.02-1.08 s with it, 0.92-0.93 s
+  // with the tiles, e2e_bench (another binary) the same with both. The assembly tile's loop is
+  // aligned (.p2align 5). m 5..8: the tiles as well.
+  static constexpr size_t kStreamBytes = 0, kStreamRowsBytes = 0;
   static constexpr int kStreamMR = kMR;
   static constexpr size_t kStreamPanelsBytes = 0;
-  // Tiles run only for m > 4, where each chunk is re-read from L2 by the later row panels; the
-  // first panel of a chunk brings it from memory and prefetches the next tile's blocks (the
-  // driver asks only there) when the weights exceed kTilePrefetchBytes (avx2/avx2_gemm.h).
+  // The first row panel of a chunk brings it from memory (the later ones find it in L2) and
+  // prefetches the next tile's blocks (the driver asks only there) when the weights exceed
+  // kTilePrefetchBytes (avx2/avx2_gemm.h).
   static bool Prefetch(int, int nb, size_t bs) { return size_t(nb) * bs >= kTilePrefetchBytes; }
 
   template <int MR, int NR>
@@ -203,17 +208,6 @@ struct GemmK : GemmCommon {
     }
 #endif
     TileSign<MaddDot, MR, NR>(kg, a, lda, w, acc);
-  }
-  template <int MR>
-  static void StreamTile(int kg, const int8_t* a, int lda, const int8_t* w, const int8_t* next, const StreamState&,
-                         Acc (&acc)[MR]) {
-    Acc t[MR][1];
-    if (!next)  // contiguous blocks: the stream ahead
-      TileSign<MaddDot, MR, 1, true>(kg, a, lda, &w, t);
-    else  // a gathered selection: prefetch a block further on
-      TileSign<MaddDot, MR, 1, false, true>(kg, a, lda, &w, t, next);
-#pragma GCC unroll 4
-    for (int i = 0; i < MR; ++i) acc[i] = t[i][0];
   }
   template <int G>
   static void Gemv(int kg, const int8_t* a, const int8_t* const* w, const int8_t* const* next, bool,

@@ -43,7 +43,7 @@ struct GemmK : avx2::GemmCommon {
   static void Tile(int kg, const int8_t* a, int lda, const int8_t* const* w, const int8_t* const* next,
                    const PanelState&, Acc (&acc)[MR][NR]) {
     if (next)
-      avx2::TileSign<VexDot, MR, NR, false, false, true>(kg, a, lda, w, acc, nullptr, next);
+      avx2::TileSign<VexDot, MR, NR, true>(kg, a, lda, w, acc, next);
     else
       avx2::TileSign<VexDot, MR, NR>(kg, a, lda, w, acc);
   }

@@ -18,16 +18,16 @@ namespace kernels {
 namespace avx2 {
 namespace {
 
-// The streaming kernels (m <= 4 over contiguous weights, each byte read once per call: from
-// DRAM or L3 on the larger models) prefetch the line kAheadBytes past the one they read, one
-// prefetch per 64 weight bytes spread over the loop. The hardware prefetchers alone keep too few
-// lines in flight: on Zen5 a batch-1 step of OPUS-MT base (52 MB of weights) read them at
-// 37-38 GB/s without, 48-57 GB/s with (every x86 table; a plain read cycled over a buffer that
-// size, part of it kept by L3, gets ~72 GB/s, over 1 GiB ~41 with or without prefetching).
-// 12 KiB ahead was the best of 8-24 over base, tiny32k and the shortlist. Non-temporal: the
-// streamed lines do not push the K/V caches and activations out (T0 measured the same on base
-// and 2-4 % slower on tiny32k, whose weights come from L3; T2 slower than none). Inline
-// assembly, not _mm_prefetch: with the builtin, GCC 12 -O3 emitted no prefetch at all in the
+// The streaming kernels (the GEMV, and m 2..4 in the VNNI tables, over contiguous weights, each
+// byte read once per call: from DRAM or L3 on the larger models) prefetch the line kAheadBytes past
+// the one they read, one prefetch per 64 weight bytes spread over the loop. The hardware
+// prefetchers alone keep too few lines in flight: on Zen5 a batch-1 step of OPUS-MT base (52 MB of
+// weights) read them at 37-38 GB/s without, 48-57 GB/s with (every x86 table; a plain read cycled
+// over a buffer that size, part of it kept by L3, gets ~72 GB/s, over 1 GiB ~41 with or without
+// prefetching). 12 KiB ahead was the best of 8-24 over base, tiny32k and the shortlist.
+// Non-temporal: the streamed lines do not push the K/V caches and activations out (T0 measured the
+// same on base and 2-4 % slower on tiny32k, whose weights come from L3; T2 slower than none).
+// Inline assembly, not _mm_prefetch: with the builtin, GCC 12 -O3 emitted no prefetch at all in the
 // kernels below, whose prefetching and plain instantiations a run-time flag selects. A prefetch
 // never faults, so reading ahead past the end of the weights is harmless.
 constexpr ptrdiff_t kAheadBytes = 12 << 10;
@@ -35,15 +35,15 @@ inline void PrefetchAhead(const int8_t* p) {
   asm volatile("prefetchnta %c1(%0)" : : "r"(p), "i"(kAheadBytes));
 }
 inline void PrefetchLine(const int8_t* p) { asm volatile("prefetchnta (%0)" : : "r"(p)); }
-// Tiles (m > 4) run over chunks of blocks that every row panel reads in turn: the first panel
-// brings a chunk from memory, the others find it in L2. Over weights of at least
-// kTilePrefetchBytes that first panel prefetches the next tile's blocks into L1/L2 (prefetcht0:
-// the other panels re-read them) as it reads the current ones. Zen5, decoder step at batch 16:
-// OPUS-MT base 6.7 -> 5.4-5.6 ms (avx512-vnni) and 13.8 -> 10.8 ms (avx2), tiny32k 1.0 -> 0.8 ms
-// and 2.3 -> 2.0 ms, base beam 4 at batch 16 -6 %, demo unchanged (a 1 MiB threshold: base
-// 5.8-5.9 ms; every panel prefetching had cost 3 % at m 16 on Zen3). The AVX-VNNI tiles, which
-// also take m 2..4 below 8 MiB, gained most (base, Zen5 with that table forced: beam 4
-// 2.5-2.9 -> 1.8 ms per step, 1.5-1.6 -> 0.8 ms with the shortlist, batch 16 9.7 -> 6.7 ms).
+// Tiles (m > 4; in the AVX2 table every m >= 2, in the AVX-VNNI one m 2..4 below 8 MiB as well) run
+// over chunks of blocks that every row panel reads in turn: the first panel brings a chunk from
+// memory, the others find it in L2. Over weights of at least kTilePrefetchBytes that first panel
+// prefetches the next tile's blocks into L1/L2 (prefetcht0: the other panels re-read them) as it
+// reads the current ones. Zen5, decoder step at batch 16: OPUS-MT base 6.7 -> 5.4-5.6 ms
+// (avx512-vnni) and 13.8 -> 10.8 ms (avx2), tiny32k 1.0 -> 0.8 ms and 2.3 -> 2.0 ms, base beam 4 at
+// batch 16 -6 %, demo unchanged (a 1 MiB threshold: base 5.8-5.9 ms; every panel prefetching had
+// cost 3 % at m 16 on Zen3). The AVX-VNNI tiles gained most (base, Zen5 with that table forced:
+// beam 4 2.5-2.9 -> 1.8 ms per step, 1.5-1.6 -> 0.8 ms with the shortlist, batch 16 9.7 -> 6.7 ms).
 constexpr size_t kTilePrefetchBytes = size_t(256) << 10;
 inline void PrefetchLineT0(const int8_t* p) { asm volatile("prefetcht0 (%0)" : : "r"(p)); }
 

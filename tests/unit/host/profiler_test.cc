@@ -60,6 +60,7 @@ TEST_P(TranslatorTest, ProfileTraceNestsAndChildrenSumToParents) {
   // this thread between two spans (the machine may be busy) hits some instances, never all of
   // them, while a structural gap (an unmeasured piece of work) shows in every instance.
   std::map<std::string, double> best_cover;
+  double best_root = 0;  // the same for the root's cover of the call's wall time
   for (int threads : {1, 2}) {
     for (int beam : {1, 4}) {
       TranslatorLimits lim;
@@ -84,10 +85,11 @@ TEST_P(TranslatorTest, ProfileTraceNestsAndChildrenSumToParents) {
       std::vector<Node> nodes = Tree(*v, &root);
       ASSERT_NE(root, SIZE_MAX);
       EXPECT_STREQ(nodes[root].e->op, "translate");
-      // The root covers the call; its children cover >= 95 % of it.
+      // The root covers >= 95 % of the call (judged below on the best of the configurations, as
+      // the children's cover: a preemption outside the root span hits one call, not all).
       const double wall = double(v->wall_ns);
       const double root_ns = double(nodes[root].e->end_ns - nodes[root].e->start_ns);
-      EXPECT_GE(root_ns, 0.95 * wall);
+      best_root = std::max(best_root, root_ns / wall);
       std::map<std::string, int> count;
       for (const Node& n : nodes) {
         ++count[n.e->op];
@@ -137,6 +139,7 @@ TEST_P(TranslatorTest, ProfileTraceNestsAndChildrenSumToParents) {
   // them: coverage by time says nothing in a sanitizer build. The structural checks above ran.
   std::printf("[ NOTE     ] sanitizer build: span coverage by time not checked (%zu op kinds)\n", best_cover.size());
 #else
+  EXPECT_GE(best_root, 0.95) << "the root covers at best " << 100 * best_root << " % of the call";
   ASSERT_FALSE(best_cover.empty());
   for (const auto& [op, cover] : best_cover) {
     EXPECT_GE(cover, 0.98) << op << ": children cover at best " << 100 * cover << " %";

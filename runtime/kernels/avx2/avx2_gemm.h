@@ -25,16 +25,20 @@ namespace {
 // weights) read them at 37-38 GB/s without, 48-57 GB/s with (every x86 table; a plain read cycled
 // over a buffer that size, part of it kept by L3, gets ~72 GB/s, over 1 GiB ~41 with or without
 // prefetching). 12 KiB ahead was the best of 8-24 over base, tiny32k and the shortlist.
-// Non-temporal: the streamed lines do not push the K/V caches and activations out (T0 measured the
-// same on base and 2-4 % slower on tiny32k, whose weights come from L3; T2 slower than none).
+// prefetcht0, not prefetchnta: on an Intel Xeon with AMX (2-vCPU KVM guest) every prefetchnta
+// of this loop stalled (perf: 85 % of the GEMV's samples on the instruction after one) and
+// batch-1 greedy ran 3.3-4.8x slower than with prefetcht0 or none (e2e_bench: demo 1,640 vs
+// 5,430-5,570 tokens/s, tiny32k 549 vs 2,248, OPUS-MT base 93 vs 448-450). On Zen5, NTA had
+// measured the same as T0 on base and 2-4 % faster on tiny32k, whose weights come from L3; T2
+// slower than none.
 // Inline assembly, not _mm_prefetch: with the builtin, GCC 12 -O3 emitted no prefetch at all in the
 // kernels below, whose prefetching and plain instantiations a run-time flag selects. A prefetch
 // never faults, so reading ahead past the end of the weights is harmless.
 constexpr ptrdiff_t kAheadBytes = 12 << 10;
 inline void PrefetchAhead(const int8_t* p) {
-  asm volatile("prefetchnta %c1(%0)" : : "r"(p), "i"(kAheadBytes));
+  asm volatile("prefetcht0 %c1(%0)" : : "r"(p), "i"(kAheadBytes));
 }
-inline void PrefetchLine(const int8_t* p) { asm volatile("prefetchnta (%0)" : : "r"(p)); }
+inline void PrefetchLine(const int8_t* p) { asm volatile("prefetcht0 (%0)" : : "r"(p)); }
 // Tiles (m > 4; in the AVX2 table every m >= 2, in the AVX-VNNI one m 2..4 below 8 MiB as well) run
 // over chunks of blocks that every row panel reads in turn: the first panel brings a chunk from
 // memory, the others find it in L2. Over weights of at least kTilePrefetchBytes that first panel

@@ -1,4 +1,4 @@
-// int8 GEMM / GEMV benchmarks: every kernel table (reference, avx2, avx-vnni, avx512-vnni /
+// int8 GEMM / GEMV benchmarks: every kernel table (reference, avx2, avx-vnni, avx512-vnni, avx512-amx /
 // neon, neon-dotprod) against XNNPACK's qs8 (static scales) and f32 fully-connected operators on
 // the same shapes, single thread; and the machine's streaming read bandwidth, the bound of a
 // GEMV whose weights come from DRAM.
@@ -398,7 +398,7 @@ void RegisterAll(bool have_xnn) {
   // shape-major, so that every table and m of a shape share one OurData
   for (Shape s : nk) {
     for (bool cold : {false, true}) {
-      for (int m : {1, 4, 8, 16, 64}) {
+      for (int m : {1, 2, 4, 8, 16, 64}) {
         s.m = m;
         for (int t = 0; t < nt; ++t) {
           const KernelTable* tab = tables[t];

@@ -8,7 +8,11 @@
 //             "avx512-vnni"  the AVX-512 VNNI GEMM and 16-lane AVX-512 float kernels (all
 //                            families: attention_bench measured 1.1-1.9x over avx2; rows of
 //                            <= 8 / dots of <= 64 take the 8-lane code): AVX-512 F, DQ, BW, VL and VNNI, and the
-//                            OS saves the opmask and ZMM state (XCR0 bits 5, 6, 7).
+//                            OS saves the opmask and ZMM state (XCR0 bits 5, 6, 7);
+//             "avx512-amx"   "avx512-vnni" with the AMX GEMM (amx/gemm_amx.cc): AMX-TILE and
+//                            AMX-INT8 (CPUID.(7,0).EDX[24, 25]), the OS saves the tile state
+//                            (XCR0 bits 17, 18) and Linux grants this process the tile data
+//                            (arch_prctl ARCH_REQ_XCOMP_PERM, asked once, here).
 //   aarch64 : "neon"         always (Advanced SIMD is part of the base ISA),
 //             "neon-dotprod" if AT_HWCAP has HWCAP_ASIMDDP (sdot/udot).
 //   armv7   : "neon"         if AT_HWCAP has HWCAP_NEON,
@@ -25,6 +29,10 @@
 
 #if defined(MTLITE_HAVE_AVX2_KERNELS) && (defined(__x86_64__) || defined(__i386__))
 #include <cpuid.h>
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #define MTLITE_DISPATCH_AVX2 1
 #endif
 
@@ -40,8 +48,19 @@ namespace {
 
 #if defined(MTLITE_DISPATCH_AVX2)
 struct X86Isas {
-  bool avx2 = false, avx_vnni = false, avx512_vnni = false;
+  bool avx2 = false, avx_vnni = false, avx512_vnni = false, amx_int8 = false;
 };
+
+// Linux (>= 5.16) enables a process's AMX tile data on request; without the grant the first tile
+// instruction raises SIGILL. Other systems: no AMX table.
+bool OsGrantsTileData() {
+#if defined(__linux__) && defined(__x86_64__) && defined(SYS_arch_prctl)
+  constexpr int kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
 
 // CPUID says what the CPU implements; XGETBV(0) says which register state the OS saves on a
 // context switch (without it the instructions fault, or registers get corrupted).
@@ -59,6 +78,8 @@ X86Isas DetectX86() {
   const unsigned max_subleaf = a;
   const bool avx2 = b & (1u << 5), avx512f = b & (1u << 16), avx512dq = b & (1u << 17);
   const bool avx512bw = b & (1u << 30), avx512vl = b & (1u << 31), avx512vnni = c & (1u << 11);
+  const bool amx_tile = d & (1u << 24), amx_int8 = d & (1u << 25);
+  const bool os_tiles = (xcr0_lo & 0x60000u) == 0x60000u;  // XTILECFG (bit 17), XTILEDATA (bit 18)
   bool avxvnni = false;
   if (max_subleaf >= 1) {
     __cpuid_count(7, 1, a, b, c, d);
@@ -67,6 +88,7 @@ X86Isas DetectX86() {
   isa.avx2 = os_ymm && avx2 && fma && f16c;
   isa.avx_vnni = isa.avx2 && avxvnni;
   isa.avx512_vnni = isa.avx2 && os_zmm && avx512f && avx512dq && avx512bw && avx512vl && avx512vnni;
+  isa.amx_int8 = isa.avx512_vnni && amx_tile && amx_int8 && os_tiles && OsGrantsTileData();
   return isa;
 }
 #endif
@@ -124,6 +146,14 @@ int AvailableKernels(const KernelTable** out, int max) {
   }
   if (isa.avx512_vnni) {
     static const KernelTable table = AllFamilies<IsaAvx512>("avx512-vnni");
+    if (n < max) out[n++] = &table;
+  }
+  if (isa.amx_int8) {
+    static const KernelTable table = [] {
+      KernelTable t = AllFamilies<IsaAvx512>("avx512-amx");
+      AddGemmKernels<IsaAmx>(t);
+      return t;
+    }();
     if (n < max) out[n++] = &table;
   }
 #endif

@@ -3,7 +3,8 @@
 // search), and each such file defines the function that puts its entries into a table:
 //   template <> void AddGemmKernels<IsaAvx2>(KernelTable& t) { t.gemm_s8_blocked = ...; }
 // dispatch.cc builds the tables from them; a table may take some families from another ISA
-// (e.g. "neon-dotprod" is "neon" with the dotprod GEMM, "avx-vnni" is "avx2" with its GEMM;
+// (e.g. "neon-dotprod" is "neon" with the dotprod GEMM, "avx-vnni" is "avx2" with its GEMM,
+// "avx512-amx" is "avx512-vnni" with its GEMM;
 // armv7's "neon" float families are the reference's).
 #pragma once
 
@@ -12,11 +13,12 @@
 namespace mtlite {
 namespace kernels {
 
-// ISA tags (runtime/kernels/<dir>/): reference/, avx2/, avxvnni/, avx512/, neon/, neon_dotprod/.
+// ISA tags (runtime/kernels/<dir>/): reference/, avx2/, avxvnni/, avx512/, amx/, neon/, neon_dotprod/.
 struct IsaReference;
 struct IsaAvx2;
 struct IsaAvxVnni;
 struct IsaAvx512;
+struct IsaAmx;
 struct IsaNeon;
 struct IsaNeonDotProd;
 
@@ -56,6 +58,7 @@ MTLITE_KERNEL_FAMILIES(IsaNeon)
 MTLITE_KERNEL_FAMILIES(IsaAvx512)
 #undef MTLITE_KERNEL_FAMILIES
 template <> void AddGemmKernels<IsaAvxVnni>(KernelTable& t);
+template <> void AddGemmKernels<IsaAmx>(KernelTable& t);
 template <> void AddGemmKernels<IsaNeonDotProd>(KernelTable& t);
 
 }  // namespace kernels

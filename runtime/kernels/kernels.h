@@ -39,7 +39,7 @@ void PackBlockedN8K4(const int8_t* w, int n, int k, int8_t* out);
 void UnpackBlockedRow(const int8_t* packed, int n, int k, int row, int8_t* out);
 
 struct KernelTable {
-  // "reference", "avx2", "avx-vnni", "avx512-vnni" (x86-64), "neon", "neon-dotprod" (ARM)
+  // "reference", "avx2", "avx-vnni", "avx512-vnni", "avx512-amx" (x86-64), "neon", "neon-dotprod" (ARM)
   const char* name;
 
   // x [m][k] (row stride ldx floats) -> q [m][kp] (row stride ldq bytes, kp = RoundUp(k,4),

@@ -5,6 +5,10 @@
 // also build standalone for ARM (runtime/kernels/neon/cross_test.sh): keep them fast.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -93,6 +97,24 @@ TEST(KernelDispatch, Avx512VnniTable) {
                    __builtin_cpu_supports("fma");
   if (!has) GTEST_SKIP() << "this CPU (or OS) has no AVX-512 F/DQ/BW/VL/VNNI: the avx512-vnni kernels are not tested here";
   EXPECT_TRUE(Listed("avx512-vnni"));
+}
+
+// AMX: the CPU's AMX-TILE / AMX-INT8 (CPUID), the OS's tile state (XCR0 bits 17, 18) and Linux's
+// support for granting it (arch_prctl ARCH_GET_XCOMP_SUPP lists XTILEDATA), read here directly.
+TEST(KernelDispatch, AmxTable) {
+  __builtin_cpu_init();
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_max(0, nullptr) >= 7) __cpuid_count(7, 0, a, b, c, d);
+  const bool cpu = (d >> 24 & 3u) == 3u;
+  if (!cpu || !__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))
+    GTEST_SKIP() << "this CPU has no AMX-TILE / AMX-INT8 (or no AVX-512 VNNI): the avx512-amx GEMM is not tested here";
+  uint32_t xcr0 = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(hi) : "c"(0));
+  unsigned long supported = 0;
+  const bool os = (xcr0 & 0x60000u) == 0x60000u && syscall(SYS_arch_prctl, 0x1021, &supported) == 0 &&
+                  (supported >> 18 & 1u) != 0;
+  if (!os) GTEST_SKIP() << "the OS does not enable AMX tile data for processes: the avx512-amx GEMM is not tested here";
+  EXPECT_TRUE(Listed("avx512-amx"));
 }
 
 // MTLITE_KERNELS=<name> picks that table (when the CPU has it): checked in a child process.

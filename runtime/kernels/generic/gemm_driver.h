@@ -49,10 +49,15 @@
 //                           the first `count` (1..8) outputs: out[j] = act(float(acc[j]) *
 //                           (a_scale * ws[j]) + bias[j] + res[j]); bias / res may be null
 //   StoreAcc(acc, out, count), Activation(x, n, act)
+// Optional, for a matrix unit (AMX):
+//   kMatrixTileRows, MatrixTiles(m, nb, kg, a, lda, blocks, epi)   m >= kMatrixTileRows runs
+//                           MatrixTiles, which calls epi for every row and block slot as RunGemm
+//                           does (its own loop, tiles and tails); smaller m the kernels above
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "generic/vec_math.h"
 #include "kernels.h"
@@ -212,10 +217,21 @@ void StreamPanels(int m, int nb, int kg, const int8_t* a, int lda, const Blocks&
   }
 }
 
+template <class K, class = void>
+struct HasMatrixTiles : std::false_type {};
+template <class K>
+struct HasMatrixTiles<K, std::void_t<decltype(K::kMatrixTileRows)>> : std::true_type {};
+
 // epi(row, slot, acc) for every row of A and every block slot in [0, nb).
 template <class K, class Blocks, class Epi>
 void RunGemm(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks, const Epi& epi) {
   if (m <= 0 || nb <= 0) return;
+  if constexpr (HasMatrixTiles<K>::value) {
+    if (m >= K::kMatrixTileRows) {
+      K::MatrixTiles(m, nb, kg, a, lda, blocks, epi);
+      return;
+    }
+  }
   const size_t bs = size_t(kg) * 32;
   const size_t threshold = m == 1 ? K::kStreamBytes : K::kStreamRowsBytes;
   const bool stream = threshold > 0 && m <= K::kMR && size_t(nb) * bs >= threshold;

@@ -16,11 +16,15 @@
 //   AccZero(), AccAdd(acc, v) (the kW lanes of v into the 8-lane accumulator: lane j of v
 //   goes to lane j % 8, lower lanes first, which keeps the contract's per-lane order),
 //   Reduce8(acc) ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)).
+// Optional: ScalePow2(y, n) = y * 2^n rounded once (n integral, in [-126, 128]; AVX-512's
+//   vscalefps), which Exp then uses instead of its two exact-then-rounded multiplies.
 //
 // Linkage: every template here depends on D, and each ISA defines its D in an anonymous
 // namespace, so every instantiation has internal linkage: code compiled with one ISA's flags
 // can never be merged by the linker into another ISA's (or the baseline) code.
 #pragma once
+
+#include <type_traits>
 
 #include "kernels.h"
 #include "math_coeffs.h"
@@ -28,6 +32,11 @@
 namespace mtlite {
 namespace kernels {
 namespace generic {
+
+template <class D, class = void>
+struct HasScalePow2 : std::false_type {};
+template <class D>
+struct HasScalePow2<D, std::void_t<decltype(&D::ScalePow2)>> : std::true_type {};
 
 // ExpRef, lane-wise.
 template <class D>
@@ -53,12 +62,20 @@ inline typename D::V Exp(typename D::V x) {
   V y = D::Mul(p, rr);
   y = D::Add(y, r);
   y = D::Add(y, D::Set(1.0f));
-  // 2^n = 2^n1 * 2^n2 with n1 = n >> 1 (arithmetic), n2 = n - n1 (n is integral: truncation
-  // is exact).
-  const auto ni = D::TruncToInt(n);
-  const auto n1 = D::ShiftRightArith1(ni);
-  const auto n2 = D::SubInt(ni, n1);
-  V res = D::Mul(D::Mul(y, D::Pow2(n1)), D::Pow2(n2));
+  V res;
+  if constexpr (HasScalePow2<D>::value) {
+    // y * 2^n rounded once. The same value as below: y * 2^n1 is exact (y is in [0.7, 1.5] and
+    // n1 >= -63, so the product is normal), and the second multiply rounds the exact y * 2^n
+    // once, as vscalefps does (a result below 2^-126 included).
+    res = D::ScalePow2(y, n);
+  } else {
+    // 2^n = 2^n1 * 2^n2 with n1 = n >> 1 (arithmetic), n2 = n - n1 (n is integral: truncation
+    // is exact).
+    const auto ni = D::TruncToInt(n);
+    const auto n1 = D::ShiftRightArith1(ni);
+    const auto n2 = D::SubInt(ni, n1);
+    res = D::Mul(D::Mul(y, D::Pow2(n1)), D::Pow2(n2));
+  }
   res = D::Select(low, D::KeepWhere(x, nan), res);
   return D::Select(high, D::Set(__builtin_inff()), res);
 }

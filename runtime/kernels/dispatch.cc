@@ -122,6 +122,14 @@ bool CpuHasDotProd() {
 
 }  // namespace
 
+// Every family of Base, with the GEMM entries of Gemm instead (e.g. "avx-vnni": avx2 + its GEMM).
+template <class Base, class Gemm>
+[[maybe_unused]] KernelTable WithGemmOf(const char* name) {
+  KernelTable t = AllFamilies<Base>(name);
+  AddGemmKernels<Gemm>(t);
+  return t;
+}
+
 const KernelTable& ReferenceKernels() {
   static const KernelTable table = AllFamilies<IsaReference>("reference");
   return table;
@@ -137,11 +145,7 @@ int AvailableKernels(const KernelTable** out, int max) {
     if (n < max) out[n++] = &table;
   }
   if (isa.avx_vnni) {
-    static const KernelTable table = [] {
-      KernelTable t = AllFamilies<IsaAvx2>("avx-vnni");
-      AddGemmKernels<IsaAvxVnni>(t);
-      return t;
-    }();
+    static const KernelTable table = WithGemmOf<IsaAvx2, IsaAvxVnni>("avx-vnni");
     if (n < max) out[n++] = &table;
   }
   if (isa.avx512_vnni) {
@@ -149,11 +153,7 @@ int AvailableKernels(const KernelTable** out, int max) {
     if (n < max) out[n++] = &table;
   }
   if (isa.amx_int8) {
-    static const KernelTable table = [] {
-      KernelTable t = AllFamilies<IsaAvx512>("avx512-amx");
-      AddGemmKernels<IsaAmx>(t);
-      return t;
-    }();
+    static const KernelTable table = WithGemmOf<IsaAvx512, IsaAmx>("avx512-amx");
     if (n < max) out[n++] = &table;
   }
 #endif
@@ -165,11 +165,7 @@ int AvailableKernels(const KernelTable** out, int max) {
     if (n < max) out[n++] = &table;
   }
   if (dotprod) {
-    static const KernelTable table = [] {
-      KernelTable t = AllFamilies<IsaNeon>("neon-dotprod");
-      AddGemmKernels<IsaNeonDotProd>(t);  // sdot GEMM, the rest as "neon"
-      return t;
-    }();
+    static const KernelTable table = WithGemmOf<IsaNeon, IsaNeonDotProd>("neon-dotprod");  // sdot GEMM
     if (n < max) out[n++] = &table;
   }
 #endif

@@ -34,6 +34,7 @@
 #include "avx512/avx512_gemm.h"  // first: avx512_ops.h sets diagnostics for <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 namespace mtlite {
 namespace kernels {
@@ -145,18 +146,17 @@ struct GemmK : avx512::GemmK {
   // 148), at m 4 they are in cache (378 -> 513) and even from DRAM; e2e_bench beam 4 (m 4) with
   // a threshold of 2 or 5: within the noise on all three shapes.
   static constexpr int kMatrixTileRows = 4;
-  // Blocks are visited in chunks of about this many weight bytes, which every row panel of A reads
-  // in turn (the first brings them into L2).
-  static constexpr size_t kMatrixChunkBytes = size_t(256) << 10;
 
   template <class Blocks, class Epi>
   static void MatrixTiles(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks, const Epi& epi) {
     const int steps = kg / kStepGroups, tail_groups = kg % kStepGroups;
     const size_t bs = size_t(kg) * 32;
-    int chunk = bs > 0 ? int(kMatrixChunkBytes / bs / 4 * 4) : nb;
+    // chunks of blocks (kChunkBytes, as the AVX-512 tiles) that every row panel reads in turn, the
+    // first bringing them into L2 and prefetching the next 4 blocks when Prefetch() says so
+    int chunk = bs > 0 ? int(kChunkBytes / bs / 4 * 4) : nb;
     if (chunk < 4) chunk = 4;
     alignas(64) int8_t atail[16][64];
-    const bool prefetch = size_t(nb) * bs >= avx2::kTilePrefetchBytes;
+    const bool prefetch = Prefetch(m, nb, bs);
     int configured = 0;
     for (int c0 = 0; c0 < nb; c0 += chunk) {
       const int c1 = nb - c0 > chunk ? c0 + chunk : nb;
@@ -171,12 +171,16 @@ struct GemmK : avx512::GemmK {
             std::memcpy(atail[i], ai + size_t(i) * lda + size_t(steps) * 64, size_t(tail_groups) * 4);
           at = atail[0];
         }
+        const bool pf = prefetch && i0 == 0;
+        auto run = [&](auto nc, int s) {
+          PanelBlocks<Blocks, Epi, decltype(nc)::value>(mr, steps, tail_groups, ai, lda, at, blocks, s, nb, pf, i0, epi);
+        };
         int s = c0;
-        for (; s + 4 <= c1; s += 4) PanelBlocks<Blocks, Epi, 4>(mr, steps, tail_groups, ai, lda, at, blocks, s, nb, prefetch && i0 == 0, i0, epi);
+        for (; s + 4 <= c1; s += 4) run(std::integral_constant<int, 4>(), s);
         switch (c1 - s) {
-          case 3: PanelBlocks<Blocks, Epi, 3>(mr, steps, tail_groups, ai, lda, at, blocks, s, nb, prefetch && i0 == 0, i0, epi); break;
-          case 2: PanelBlocks<Blocks, Epi, 2>(mr, steps, tail_groups, ai, lda, at, blocks, s, nb, prefetch && i0 == 0, i0, epi); break;
-          case 1: PanelBlocks<Blocks, Epi, 1>(mr, steps, tail_groups, ai, lda, at, blocks, s, nb, prefetch && i0 == 0, i0, epi); break;
+          case 3: run(std::integral_constant<int, 3>(), s); break;
+          case 2: run(std::integral_constant<int, 2>(), s); break;
+          case 1: run(std::integral_constant<int, 1>(), s); break;
           default: break;
         }
       }

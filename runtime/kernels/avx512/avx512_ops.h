@@ -74,7 +74,8 @@ struct F16 {
   static I TruncToInt(V v) { return _mm512_cvttps_epi32(v); }
   static I ShiftRightArith1(I i) { return _mm512_srai_epi32(i, 1); }
   static I SubInt(I a, I b) { return _mm512_sub_epi32(a, b); }
-  static V ScalePow2(V y, V n) { return _mm512_scalef_ps(y, n); }  // generic/vec_math.h, Exp
+  static constexpr bool kScalePow2 = true;  // generic/vec_math.h, Exp
+  static V ScalePow2(V y, V n) { return _mm512_scalef_ps(y, n); }
   static V Pow2(I n) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n, _mm512_set1_epi32(127)), 23));
   }

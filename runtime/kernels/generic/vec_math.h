@@ -16,7 +16,7 @@
 //   AccZero(), AccAdd(acc, v) (the kW lanes of v into the 8-lane accumulator: lane j of v
 //   goes to lane j % 8, lower lanes first, which keeps the contract's per-lane order),
 //   Reduce8(acc) ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)).
-// Optional: ScalePow2(y, n) = y * 2^n rounded once (n integral, in [-126, 128]; AVX-512's
+// Optional: kScalePow2 = true and ScalePow2(y, n) = y * 2^n rounded once (n integral, in [-126, 128]; AVX-512's
 //   vscalefps), which Exp then uses instead of its two exact-then-rounded multiplies.
 //
 // Linkage: every template here depends on D, and each ISA defines its D in an anonymous
@@ -36,7 +36,7 @@ namespace generic {
 template <class D, class = void>
 struct HasScalePow2 : std::false_type {};
 template <class D>
-struct HasScalePow2<D, std::void_t<decltype(&D::ScalePow2)>> : std::true_type {};
+struct HasScalePow2<D, std::void_t<decltype(D::kScalePow2)>> : std::integral_constant<bool, D::kScalePow2> {};
 
 // ExpRef, lane-wise.
 template <class D>

@@ -94,6 +94,12 @@ class Model:
         """Architecture and tokenizer configuration (a copy)."""
         return dict(self._config)
 
+    @property
+    def has_shortlist(self) -> bool:
+        """Whether the file holds an output-vocabulary shortlist section (made by `mtlite
+        shortlist`), which translate_batch(..., use_shortlist=True) uses."""
+        return bool(self._impl.has_shortlist)
+
     def info(self, *, max_batch: int = 1, max_source_tokens: int = 256, max_target_tokens: int = 256,
              max_beam: int = 4, max_n_best: Optional[int] = None, max_input_bytes: int = 16384,
              alignments: bool = False, threads: int = 1, profiling: bool = False,
@@ -277,14 +283,14 @@ class Translator:
 
     def _options(self, beam_size: int, n_best: int, return_scores: bool, return_alignments: bool,
                  max_length: Optional[int], max_length_ratio: float, max_length_offset: int,
-                 length_penalty: float, alignment_layer: int, profile: bool) -> Any:
+                 length_penalty: float, alignment_layer: int, profile: bool, use_shortlist: bool) -> Any:
         if max_length is None:
             max_length = self._limits["max_target_tokens"]
         return _record(_mtlite._Options, beam_size=int(beam_size), max_length=int(max_length),
                        max_length_ratio=float(max_length_ratio), max_length_offset=int(max_length_offset),
                        length_penalty=float(length_penalty), n_best=int(n_best), return_scores=bool(return_scores),
                        return_alignments=bool(return_alignments), alignment_layer=int(alignment_layer),
-                       profile=bool(profile))
+                       profile=bool(profile), use_shortlist=bool(use_shortlist))
 
     def _run(self, chunk: List[bytes], start: int, options: Any) -> List[TranslationResult]:
         try:
@@ -309,12 +315,14 @@ class Translator:
                         return_scores: bool = False, return_alignments: bool = False,
                         max_length: Optional[int] = None, *, max_length_ratio: float = 0.0,
                         max_length_offset: int = 10, length_penalty: float = 1.0,
-                        alignment_layer: int = -1, profile: bool = False) -> List[TranslationResult]:
+                        alignment_layer: int = -1, profile: bool = False,
+                        use_shortlist: bool = False) -> List[TranslationResult]:
         """Translates `texts` (str or UTF-8 bytes), max_batch sentences per runtime call, and
         returns the results in input order. A list longer than max_batch is sorted by source
         length (tokens; ties by position) before it is cut into calls, so that each call holds
         sentences of similar length (less padding, decoder rows that finish together); the
-        results are the same as in any order.
+        results are the same as in any order (with use_shortlist, a call's candidates are its
+        sentences' union, so the grouping can matter there).
 
         Args:
             beam_size: 1 = greedy; up to the translator's max_beam.
@@ -330,6 +338,12 @@ class Translator:
             profile: record where the time goes (Translator(profiling=True)); read it with
                 last_profile(), which describes the last runtime call (for a longer list, the
                 max_batch longest sentences: the last call after sorting).
+            use_shortlist: restrict the output vocabulary to the shortlist candidates of the
+                sentences of each runtime call (the union of their lists; the model's shortlist
+                section, made by `mtlite shortlist`, see Model.has_shortlist): faster on large
+                vocabularies; a translation may then differ slightly from the one without, and
+                depend on which sentences share its call. UnsupportedError when the model has
+                no shortlist section.
 
         An empty input translates to "". Raises an mtlite.Error subclass (e.g.
         InvalidArgumentError for invalid UTF-8, OutOfRangeError for an input beyond the limits)
@@ -338,17 +352,18 @@ class Translator:
         if isinstance(texts, (str, bytes)):
             raise TypeError("texts must be a sequence of str or bytes, not a single string")
         options = self._options(beam_size, n_best, return_scores, return_alignments, max_length,
-                                max_length_ratio, max_length_offset, length_penalty, alignment_layer, profile)
+                                max_length_ratio, max_length_offset, length_penalty, alignment_layer, profile,
+                                use_shortlist)
         data = [_utf8(t, "texts[%d]" % i) for i, t in enumerate(texts)]
         return self._translate_sorted(data, options, self._limits["max_batch"])
 
     def _batch_options(self, beam_size: int = 4, n_best: int = 1, return_scores: bool = False,
                        return_alignments: bool = False, max_length: Optional[int] = None, *,
                        max_length_ratio: float = 0.0, max_length_offset: int = 10, length_penalty: float = 1.0,
-                       alignment_layer: int = -1, profile: bool = False) -> Any:
+                       alignment_layer: int = -1, profile: bool = False, use_shortlist: bool = False) -> Any:
         # translate_batch's options (same names and defaults) for translate_iterable / translate_file.
         return self._options(beam_size, n_best, return_scores, return_alignments, max_length, max_length_ratio,
-                             max_length_offset, length_penalty, alignment_layer, profile)
+                             max_length_offset, length_penalty, alignment_layer, profile, use_shortlist)
 
     def _length_order(self, data: List[bytes]) -> List[int]:
         # Indices of data by source length in tokens, ties by position (a stable sort).
@@ -394,7 +409,7 @@ class Translator:
 
     def translate_stream(self, text: Text, beam_size: int = 4, max_length: Optional[int] = None, *,
                          max_length_ratio: float = 0.0, max_length_offset: int = 10, length_penalty: float = 1.0,
-                         profile: bool = False) -> Iterator[StreamEvent]:
+                         profile: bool = False, use_shortlist: bool = False) -> Iterator[StreamEvent]:
         """Translates one sentence and yields StreamEvents while it is being translated: greedy
         (beam_size=1) after every generated token, beam search whenever the best running
         hypothesis changes, and at the end one event with final=True whose text and ids equal
@@ -408,7 +423,7 @@ class Translator:
         InvalidArgumentError for invalid UTF-8) are raised by next().
         """
         options = self._options(beam_size, 1, False, False, max_length, max_length_ratio, max_length_offset,
-                                length_penalty, -1, profile)
+                                length_penalty, -1, profile, use_shortlist)
         return _stream_events(self._impl.stream(_utf8(text, "text"), options))
 
     def last_profile(self) -> Optional[Dict[str, Any]]:

@@ -219,6 +219,7 @@ class PyModel {
   const std::shared_ptr<const Model>& model() const { return model_; }
   const std::string& path() const { return path_; }
   size_t file_size() const { return model_->file_size(); }
+  bool has_shortlist() const { return model_->has_shortlist(); }
 
   py::dict Config() const {
     const ModelConfig& c = model_->config();
@@ -669,12 +670,14 @@ PYBIND11_MODULE(_mtlite, m) {
       .def_readwrite("return_scores", &TranslateOptions::return_scores)
       .def_readwrite("return_alignments", &TranslateOptions::return_alignments)
       .def_readwrite("alignment_layer", &TranslateOptions::alignment_layer)
-      .def_readwrite("profile", &TranslateOptions::profile);
+      .def_readwrite("profile", &TranslateOptions::profile)
+      .def_readwrite("use_shortlist", &TranslateOptions::use_shortlist);
 
   py::class_<PyModel, std::shared_ptr<PyModel>>(m, "_Model")
       .def(py::init<const std::string&, bool>(), py::arg("path"), py::arg("verify_checksums"))
       .def_property_readonly("path", &PyModel::path)
       .def_property_readonly("file_size", &PyModel::file_size)
+      .def_property_readonly("has_shortlist", &PyModel::has_shortlist)
       .def("config", &PyModel::Config)
       .def("arena_bytes", &PyModel::ArenaBytes, py::arg("limits"))
       .def("arena_plan", &PyModel::ArenaPlan, py::arg("limits"))

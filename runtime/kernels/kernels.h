@@ -121,6 +121,13 @@ struct KernelTable {
   void (*gemm_s8_blocked_scatter)(int m, int n, int k, const int8_t* a, int lda, const float* a_scales,
                                   const int8_t* w, const float* w_scales, const float* bias, const int32_t* col,
                                   float* c, int ldc);
+
+  // Rows of A up to which the int8 GEMM takes about as long for m rows as for this many: the
+  // rows that share each weight read (the vector tables' row panel; 1 in the reference) or, in
+  // avx512-amx, the 16 rows of one tile-unit instruction (gemm_bench: m 8 runs at 70 % of m 16's
+  // operations per second). A decoder step on several threads with fewer rows per thread splits
+  // its larger layers by output columns instead (runtime/src/decoder_step.cc).
+  int gemm_panel_rows;
 };
 
 // Scalar reference kernels (always available).

@@ -27,6 +27,22 @@ using kernels::Act;
 // row's result never depends on the other rows.
 constexpr int kRowParallelMinRows = 8;
 
+// A row-parallel step whose threads hold fewer rows than the GEMM's panel (KernelTable::
+// gemm_panel_rows: 16 in avx512-amx, whose tile unit multiplies 8 rows in 70 % of the time of 16)
+// runs its layers of at least kColumnSplitBytes of weights as a team: each thread quantizes its
+// own rows, then, after a barrier, computes its share of the output columns for all rows, and
+// after a second barrier goes on with its own rows. The threads thus multiply 16 rows per
+// weight block instead of 8 and read half the weights each. The smaller layers (tiny32k's
+// 256 x 256 projections, 64 KiB) stay on each thread's own rows, with no barrier: there the
+// barriers cost more than the column split saves (self-attention output 5.1 -> 7.0 us per
+// step and layer). e2e_bench, batch 16 greedy on 2 threads, avx512-amx on a 2-vCPU Intel Xeon,
+// medians of 5 interleaved runs: demo 46.9k -> 49.3k tokens/s, tiny32k 26.4k -> 27.9k, OPUS-MT
+// base 5.79k -> 6.15k; with 32 rows per thread (beam 4, batch 16) a column split measured
+// slower (base -5 %), as it did at 8 rows per thread for avx512-vnni (tiny32k -4 %), whose
+// 4-row panel is the same speed per row at 8. Same bits: every output element is computed by
+// the same kernel from the same quantized row, only on another thread.
+constexpr size_t kColumnSplitBytes = size_t(128) << 10;
+
 // Before a layer's projections run, the K/V rows its attention will read are prefetched toward
 // L2 (up to kKvPrefetchBytes of them), when the layer's weights are large (kKvPrefetchLayerBytes):
 // a step then streams megabytes of weights per layer, which push the caches of the earlier
@@ -106,14 +122,49 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
   // 2.2-2.3 -> 2.0-2.3 us; tiny32k 1.5 -> 1.3 and 0.95 -> 0.7 us (one head at a time before).
   const int groups = std::max(1, std::min(H, tasks / m)), units = m * groups;
   float* const xr = dx_ + size_t(r0) * d;  // this thread's rows of the hidden state
-  // one linear layer over this thread's rows; the span counts all n rows
+  // Linear layers over the same input (q, k, v; else one): over this thread's rows, or, in a team,
+  // each member quantizes its rows, then all compute their share of the output columns for all n
+  // rows (dec_scratch_ holds the n quantized rows; a barrier before and after). The span counts
+  // all n rows.
+  auto lins = [&](Span& span, int l, int count, Linear* const* Ls, const float* in, float* const* ys,
+                  const float* residual, Act a) -> Status {
+    for (int c = 0; c < count; ++c) {
+      const Linear& L = *Ls[c];
+      span.Work(L.weight_bytes(), uint64_t(n) * uint64_t(L.out_features()) * uint64_t(L.in_features()), n,
+                L.out_features(), L.in_features());
+    }
+    const int ki = Ls[0]->in_features();
+    size_t bytes = 0;
+    for (int c = 0; c < count; ++c) bytes += Ls[c]->weight_bytes();
+    if (!rows.team || bytes < kColumnSplitBytes) {
+      for (int c = 0; c < count; ++c) {
+        const Linear& L = *Ls[c];
+        PartTimer part(rows.parts, Op::kLinearPart, l, rows.lane, m, L.out_features(), ki);
+        const size_t ko = size_t(L.out_features());
+        MTLITE_RETURN_IF_ERROR(L.Run(ex, in + size_t(r0) * ki, m, ys[c] + size_t(r0) * ko,
+                                     residual ? residual + size_t(r0) * ko : nullptr, a, sc));
+      }
+      return Status::Ok();
+    }
+    // A member that fails returns at once; DecoderStep then breaks the barrier (Team::Fail), and
+    // the others return `aborted` from theirs.
+    Team& team = *rows.team;
+    auto aborted = [] { return Status(StatusCode::kInternal, "another thread of the decoder step failed"); };
+    for (int c = 0; c < count; ++c)
+      if (ex.fault && ex.fault->Hit()) return Status(StatusCode::kInternal, "injected fault in a linear layer");
+    PartTimer part(rows.parts, Op::kLinearPart, l, rows.lane, n, Ls[0]->out_features(), ki);
+    Ls[0]->QuantizeRows(ex, in, r0, rows.r1, dec_scratch_.quantized, dec_scratch_.quant_scales);
+    if (!team.barrier.Wait()) return aborted();
+    for (int c = 0; c < count; ++c)
+      Ls[c]->RunColumns(ex, dec_scratch_.quantized, dec_scratch_.quant_scales, n, rows.member, team.barrier.members(),
+                        ys[c], residual, a);
+    if (!team.barrier.Wait()) return aborted();
+    return Status::Ok();
+  };
   auto lin = [&](Span& span, int l, Linear& L, const float* in, float* y, const float* residual, Act a) {
-    span.Work(L.weight_bytes(), uint64_t(n) * uint64_t(L.out_features()) * uint64_t(L.in_features()), n,
-              L.out_features(), L.in_features());
-    PartTimer part(rows.parts, Op::kLinearPart, l, rows.lane, m, L.out_features(), L.in_features());
-    const size_t ki = size_t(L.in_features()), ko = size_t(L.out_features());
-    return L.Run(ex, in + size_t(r0) * ki, m, y + size_t(r0) * ko, residual ? residual + size_t(r0) * ko : nullptr,
-                 a, sc);
+    Linear* Ls[1] = {&L};
+    float* ys[1] = {y};
+    return lins(span, l, 1, Ls, in, ys, residual, a);
   };
   for (int l = 0; l < x.Ld; ++l) {
     Span layer(prof, Op::kDecoderLayer, l);
@@ -126,9 +177,9 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
     {  // --- causal self-attention over this row's own history (positions 0..t) ---
       if (prefetch_kv) PrefetchKvRows(kc, vc, d, anc_, T, r0, rows.r1, t);
       Span qkv(prof, Op::kDecSelfAttnQKV, l);
-      MTLITE_RETURN_IF_ERROR(lin(qkv, l, dec(l, 0), dx_, dq_, nullptr, Act::kNone));
-      MTLITE_RETURN_IF_ERROR(lin(qkv, l, dec(l, 1), dx_, dk_, nullptr, Act::kNone));
-      MTLITE_RETURN_IF_ERROR(lin(qkv, l, dec(l, 2), dx_, dv_, nullptr, Act::kNone));
+      Linear* Ls[3] = {&dec(l, 0), &dec(l, 1), &dec(l, 2)};
+      float* ys[3] = {dq_, dk_, dv_};
+      MTLITE_RETURN_IF_ERROR(lins(qkv, l, 3, Ls, dx_, ys, nullptr, Act::kNone));
     }
     {
       Span attention(prof, Op::kDecSelfAttnCore, l);
@@ -240,6 +291,14 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
     uint64_t lane0_end = 0;
     int bounds[ThreadPool::kMaxThreads + 1];
     dec_rows_.Split(n, threads, bounds);  // by the threads' measured speeds
+    // a team (above) when the threads' rows are fewer than the GEMM's panel, and every thread has
+    // rows (a member that has none would return before the barriers)
+    int fewest = n;
+    for (int i = 0; i < threads; ++i) fewest = std::min(fewest, bounds[i + 1] - bounds[i]);
+    Team team;
+    team.barrier.Reset(threads);
+    const bool split = column_split_ > 0 || (column_split_ == 0 && fewest < exec_.K->gemm_panel_rows);
+    Team* const tm = split && fewest > 0 ? &team : nullptr;
     const uint64_t fork = kernels::SteadyNs(), fork_ticks = prof ? prof->Now() : 0;
     // Task 0's runner records the lane-0 spans, whichever thread it is: the calling thread
     // touches the profiler only after ParallelFor returns (which orders the two), then adds the
@@ -249,16 +308,18 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
     exec_.pool->ParallelFor(threads, [&](int task, int thread) {
       if (task == 0 && prof) prof->Join(Op::kDecoderJoin, fork_ticks);
       const Rows rows{bounds[task], bounds[task + 1], n, thread, task == 0 ? prof : nullptr,
-                      task > 0 && thread > 0 ? prof : nullptr};
+                      task > 0 && thread > 0 ? prof : nullptr, tm, task};
       Exec ex = exec_;
       ex.pool = &serial_;
       ex.prof = rows.prof;
       Status s = DecoderLayers(ex, rows, t, slots, tokens, history, align_layer);
+      if (!s.ok() && tm) tm->Fail(s);  // the first failure (any return path): releases the others
       dec_rows_.Record(task, thread, rows.r1 - rows.r0, kernels::SteadyNs() - fork);
       if (rows.prof) lane0_end = rows.prof->Now();
       int none = -1;
       if (!s.ok() && failed.compare_exchange_strong(none, task)) error = std::move(s);
     });
+    if (team.failed.load()) return team.error;
     if (failed.load() >= 0) return error;
     if (prof) prof->Join(Op::kDecoderJoin, lane0_end);
   } else {

@@ -176,6 +176,24 @@ Status Linear::RunScattered(const Exec& ex, const float* x, int m, const int32_t
   return Status::Ok();
 }
 
+void Linear::QuantizeRows(const Exec& ex, const float* x, int r0, int r1, int8_t* q, float* q_scales) const {
+  const int k = w_->cols, kp = RoundUp(k, 4);
+  if (r1 > r0)
+    ex.K->quantize_rows_s8(x + size_t(r0) * k, r1 - r0, k, k, q + size_t(r0) * kp, kp, q_scales + r0);
+}
+
+void Linear::RunColumns(const Exec& ex, const int8_t* q, const float* q_scales, int m, int part, int parts, float* y,
+                        const float* residual, Act act) const {
+  const WeightView& w = *w_;
+  const int n = w.rows, k = w.cols, kp = RoundUp(k, 4), blocks = (n + 7) / 8;
+  const int b0 = int(int64_t(blocks) * part / parts), b1 = int(int64_t(blocks) * (part + 1) / parts);
+  const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
+  if (m <= 0 || n1 <= n0) return;
+  ex.K->gemm_s8_blocked(m, n1 - n0, k, q, kp, q_scales, static_cast<const int8_t*>(w.data) + size_t(b0) * kp * 8,
+                        w.scales + n0, bias_ ? bias_ + n0 : nullptr, residual ? residual + n0 : nullptr, n, y + n0, n,
+                        act);
+}
+
 Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float* residual, Act act,
                    const LinearScratch& s) const {
   const WeightView& w = *w_;

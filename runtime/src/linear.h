@@ -71,6 +71,15 @@ class Linear {
   Status RunScattered(const Exec& ex, const float* x, int m, const int32_t* col, float* y,
                       const LinearScratch& scratch) const;
 
+  // int8 only, for threads that share one layer (a row-parallel decoder step's team,
+  // decoder_step.cc). QuantizeRows: rows [r0, r1) of x (k inputs each) as the kernels' int8
+  // activations, row i at q + i * RoundUp(k, 4), its scale at q_scales[i]. RunColumns: Run's
+  // output columns of the part-th of `parts` even shares of the 8-row weight blocks, for all m
+  // rows quantized so (the same values as Run gives them).
+  void QuantizeRows(const Exec& ex, const float* x, int r0, int r1, int8_t* q, float* q_scales) const;
+  void RunColumns(const Exec& ex, const int8_t* q, const float* q_scales, int m, int part, int parts, float* y,
+                  const float* residual, kernels::Act act) const;
+
   bool int8() const { return w_ && w_->dtype == WeightType::kInt8; }
   int in_features() const { return w_ ? w_->cols : 0; }
   int out_features() const { return w_ ? w_->rows : 0; }

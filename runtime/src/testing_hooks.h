@@ -19,6 +19,9 @@ struct TestingAccess {
 void FillArenaForTesting(Translator& t, uint8_t byte);
 // The countdown-th linear layer run from now fails with kInternal (< 0: off).
 void InjectLinearFaultForTesting(Translator& t, long countdown);
+// Row-parallel decoder steps (>= 8 rows per thread) split their larger int8 layers by output
+// columns: 0 when the kernel table asks for it (the default), 1 always, -1 never.
+void SetDecoderColumnSplitForTesting(Translator& t, int mode);
 // The arena buffer named `name` (arena_plan.cc), or null.
 const void* ArenaBufferForTesting(const Translator& t, const char* name, size_t* bytes);
 

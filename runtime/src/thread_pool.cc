@@ -14,6 +14,41 @@
 namespace mtlite {
 namespace detail {
 
+namespace {
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH >= 7)
+  asm volatile("yield");
+#endif
+}
+
+// Spin iterations a worker waits for the next job before it sleeps (tens of microseconds).
+constexpr int kSpinIterations = 20000;
+
+}  // namespace
+
+bool SpinBarrier::Wait() {
+  const uint32_t gen = generation_.load(std::memory_order_acquire);
+  if (count_.fetch_add(1, std::memory_order_acq_rel) + 1 == members_) {
+    count_.store(0, std::memory_order_relaxed);
+    generation_.store(gen + 1, std::memory_order_release);  // publishes the reset count too
+    return !broken_.load(std::memory_order_acquire);
+  }
+  for (int spin = 0; generation_.load(std::memory_order_acquire) == gen; ++spin) {
+    if (broken_.load(std::memory_order_acquire)) return false;
+#ifndef MTLITE_NO_THREADS
+    if (spin >= kSpinIterations) {
+      std::this_thread::yield();
+      continue;
+    }
+#endif
+    CpuRelax();
+  }
+  return !broken_.load(std::memory_order_acquire);
+}
+
 #ifdef MTLITE_NO_THREADS
 
 struct ThreadPool::Shared {};
@@ -29,21 +64,6 @@ void ThreadPool::Run(int n, TaskFn fn, void* ctx) const {
 }
 
 #else
-
-namespace {
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH >= 7)
-  asm volatile("yield");
-#endif
-}
-
-// Spin iterations a worker waits for the next job before it sleeps (tens of microseconds).
-constexpr int kSpinIterations = 20000;
-
-}  // namespace
 
 // The job slot. Thread t owns tasks [t * n / threads, (t + 1) * n / threads) of an n-task job
 // (thread 0, the caller, the first range): every thread runs its own range from the front,

@@ -55,6 +55,31 @@ class ThreadPool {
   Shared* shared_ = nullptr;  // workers and their job slot (thread_pool.cc)
 };
 
+// A barrier for the tasks of one ParallelFor(threads) call that share work inside their tasks (a
+// row-parallel decoder step's layers, split by output columns: decoder_step.cc). Each member
+// spins (then yields, should the OS run it on a busy core) until all `members` have arrived.
+// Every task must run on its own thread, which ParallelFor guarantees when there are as many tasks
+// as threads: each thread claims its own task first, and no thread can take a second task while
+// its first one waits here. Break() releases the waiting members and makes every later Wait()
+// return false at once (a member that failed), so no member waits for one that has returned.
+class SpinBarrier {
+ public:
+  void Reset(int members) {
+    members_ = members;
+    count_.store(0, std::memory_order_relaxed);
+    broken_.store(false, std::memory_order_relaxed);
+  }
+  bool Wait();  // false: broken
+  void Break() { broken_.store(true, std::memory_order_release); }
+  int members() const { return members_; }
+
+ private:
+  int members_ = 1;
+  std::atomic<int> count_{0};
+  std::atomic<uint32_t> generation_{0};
+  std::atomic<bool> broken_{false};
+};
+
 // Shares of a row-parallel call's rows (one task per thread, each all layers of its rows) in
 // proportion to each thread's measured speed: rows per ns from the fork to the end of its task,
 // averaged over earlier calls. Cores need not be equally fast (a big.LITTLE CPU; the vCPUs of a

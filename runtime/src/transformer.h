@@ -9,6 +9,7 @@
 //                     the cross K/V (source padding masked), FFN; then the output projection
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "arena_plan.h"
@@ -59,6 +60,9 @@ class Transformer {
 
   int smax() const { return smax_; }
   void set_exec(const Exec& ex) { exec_ = ex; }  // e.g. a profiled call's profiler
+  // Row-parallel decoder steps split their larger layers by output columns (decoder_step.cc):
+  // 0 when the kernel table's GEMM panel asks for it, 1 always, -1 never (testing_hooks.h).
+  void set_column_split(int mode) { column_split_ = mode; }
   const Dims& dims() const { return dims_; }
 
  private:
@@ -74,10 +78,24 @@ class Transformer {
 
   // Rows [r0, r1) of a decoder step's n rows, run on thread `lane`. prof: lane-0 spans (the
   // step's whole work); parts: a worker lane's trace parts (row-parallel steps).
+  // team: the row-parallel tasks, when they split each int8 linear layer by output columns
+  // (member = this task's index) instead of each running it over its own rows.
+  struct Team {
+    SpinBarrier barrier;
+    std::atomic<int> failed{0};
+    Status error;  // the first member's failure (set before Break())
+    void Fail(const Status& s) {
+      int none = 0;
+      if (failed.compare_exchange_strong(none, 1)) error = s;
+      barrier.Break();
+    }
+  };
   struct Rows {
     int r0, r1, n, lane;
     Profiler* prof;
     Profiler* parts;
+    Team* team = nullptr;
+    int member = 0;
   };
   // Sentences [b0, b1) of an encoder call, on thread `lane`, with its part of the quantization
   // scratch (quant_bytes, quant_rows scales) and of the FFN buffer (ffn_rows rows); prof, parts as
@@ -120,6 +138,7 @@ class Transformer {
   Exec exec_;
   ThreadPool serial_;     // no workers: a row-parallel call's layers on one thread
   RowBalancer enc_rows_, dec_rows_;  // the threads' shares of row-parallel calls
+  int column_split_ = 0;             // set_column_split
   bool enc_int8_ = false;  // every encoder projection and the cross K/V int8 (row-parallel encoding)
   bool dec_int8_ = false;  // every decoder projection int8 (row-parallel steps)
   Dims dims_;

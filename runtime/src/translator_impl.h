@@ -57,6 +57,7 @@ class TranslatorImpl : public detail::StepModel {
   detail::FaultInjector fault;
 
   uint8_t* arena() const { return arena_; }
+  void set_column_split(int mode) { net_.set_column_split(mode); }  // testing_hooks.h
   const ProfileView* last_profile() const { return profiled_ ? &prof_.view() : nullptr; }
 
  private:

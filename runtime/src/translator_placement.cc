@@ -150,6 +150,7 @@ void FillArenaForTesting(Translator& t, uint8_t byte) {
   }
 }
 void InjectLinearFaultForTesting(Translator& t, long countdown) { TestingAccess::Impl(t)->fault.countdown = countdown; }
+void SetDecoderColumnSplitForTesting(Translator& t, int mode) { TestingAccess::Impl(t)->set_column_split(mode); }
 const void* ArenaBufferForTesting(const Translator& t, const char* name, size_t* bytes) {
   const TranslatorImpl& impl = *TestingAccess::Impl(t);
   for (int i = 0; i < kNumBuffers; ++i) {

@@ -51,7 +51,13 @@ TEST(KernelDispatch, ReferenceFirstAndBestListed) {
     EXPECT_NE(t->argmax, nullptr) << t->name;
     EXPECT_NE(t->gemm_s8_blocked_gather, nullptr) << t->name;
     EXPECT_NE(t->gemm_s8_blocked_scatter, nullptr) << t->name;
+    // the GEMM's row panel (the runtime's column split): 16 rows per AMX tile operation, the
+    // vector tables' tile rows (1..4), 1 in the reference
+    const bool amx = std::string(t->name) == "avx512-amx";
+    EXPECT_GE(t->gemm_panel_rows, amx ? 16 : 1) << t->name;
+    EXPECT_LE(t->gemm_panel_rows, amx ? 16 : 4) << t->name;
   }
+  EXPECT_EQ(tables[0]->gemm_panel_rows, 1);
   for (size_t i = 0; i < tables.size(); ++i)
     for (size_t j = i + 1; j < tables.size(); ++j) EXPECT_STRNE(tables[i]->name, tables[j]->name);
 }

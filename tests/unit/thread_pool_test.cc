@@ -135,6 +135,57 @@ TEST(RowBalancer, BoundsAreOrderedAndCoverEveryRow) {
   }
 }
 
+// The tasks of one ParallelFor(threads) as a team: in every round each member writes its slot,
+// waits, and must then see every member's slot of that round (and none of the next): a barrier
+// that let a member through early, or reused a count before all had left, fails this.
+TEST(SpinBarrier, EveryMemberSeesTheWholeRound) {
+  for (int threads : {2, 3, 4}) {
+    ThreadPool pool;
+    ASSERT_TRUE(pool.Init(threads).ok());
+    SpinBarrier barrier;
+    // more threads than this machine may have cores: members wait by yielding, slower
+    const int kRounds = threads <= 2 ? 2000 : 200;
+    std::vector<std::atomic<int>> slot(static_cast<size_t>(threads));
+    std::atomic<int> errors{0};
+    for (int job = 0; job < 3; ++job) {
+      barrier.Reset(threads);
+      for (auto& v : slot) v.store(-1);
+      pool.ParallelFor(threads, [&](int task, int) {
+        for (int r = 0; r < kRounds; ++r) {
+          slot[size_t(task)].store(r, std::memory_order_relaxed);
+          if (!barrier.Wait()) errors.fetch_add(1);
+          for (int o = 0; o < threads; ++o)
+            if (slot[size_t(o)].load(std::memory_order_relaxed) != r) errors.fetch_add(1);
+          if (!barrier.Wait()) errors.fetch_add(1);  // nobody writes round r + 1 before all read r
+        }
+      });
+      EXPECT_EQ(errors.load(), 0) << threads << " threads, job " << job;
+    }
+  }
+}
+
+// A member that fails breaks the barrier: the others, waiting or arriving later, return false
+// instead of waiting for it, and the job ends.
+TEST(SpinBarrier, BreakReleasesTheOthers) {
+  ThreadPool pool;
+  ASSERT_TRUE(pool.Init(3).ok());
+  SpinBarrier barrier;
+  barrier.Reset(3);
+  std::atomic<int> released{0};
+  pool.ParallelFor(3, [&](int task, int) {
+    if (task == 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the others wait by now
+      barrier.Break();
+      return;
+    }
+    if (!barrier.Wait()) released.fetch_add(1);
+    if (!barrier.Wait()) released.fetch_add(1);  // a broken barrier stays broken
+  });
+  EXPECT_EQ(released.load(), 4);
+  barrier.Reset(1);
+  EXPECT_TRUE(barrier.Wait());  // Reset makes it usable again; one member never waits
+}
+
 }  // namespace
 }  // namespace detail
 }  // namespace mtlite

@@ -146,6 +146,8 @@ struct GemmK : avx512::GemmK {
   // 148), at m 4 they are in cache (378 -> 513) and even from DRAM; e2e_bench beam 4 (m 4) with
   // a threshold of 2 or 5: within the noise on all three shapes.
   static constexpr int kMatrixTileRows = 4;
+  // One TDPBSSD multiplies up to 16 rows of A (KernelTable::gemm_panel_rows).
+  static constexpr int kMatrixPanelRows = 16;
 
   template <class Blocks, class Epi>
   static void MatrixTiles(int m, int nb, int kg, const int8_t* a, int lda, const Blocks& blocks, const Epi& epi) {

@@ -52,7 +52,9 @@
 // Optional, for a matrix unit (AMX):
 //   kMatrixTileRows, MatrixTiles(m, nb, kg, a, lda, blocks, epi)   m >= kMatrixTileRows runs
 //                           MatrixTiles, which calls epi for every row and block slot as RunGemm
-//                           does (its own loop, tiles and tails); smaller m the kernels above
+//                           does (its own loop, tiles and tails); smaller m the kernels above;
+//   kMatrixPanelRows        with MatrixTiles: rows per tile-unit operation (else kMR is taken):
+//                           the table's gemm_panel_rows
 #pragma once
 
 #include <cstddef>
@@ -416,6 +418,10 @@ void SetGemmEntries(KernelTable& t) {
   t.gemm_s8_blocked_acc = GemmS8BlockedAcc<K>;
   t.gemm_s8_blocked_gather = GemmS8BlockedGather<K>;
   t.gemm_s8_blocked_scatter = GemmS8BlockedScatter<K>;
+  if constexpr (HasMatrixTiles<K>::value)
+    t.gemm_panel_rows = K::kMatrixPanelRows;
+  else
+    t.gemm_panel_rows = K::kMR;
 }
 
 }  // namespace generic

@@ -100,6 +100,7 @@ void AddGemmKernels<IsaReference>(KernelTable& t) {
   t.gemm_s8_blocked_acc = ref::GemmS8BlockedAcc;
   t.gemm_s8_blocked_gather = ref::GemmS8BlockedGather;
   t.gemm_s8_blocked_scatter = ref::GemmS8BlockedScatter;
+  t.gemm_panel_rows = 1;
 }
 
 }  // namespace kernels

@@ -87,21 +87,26 @@ TEST_P(TranslatorTest, ForwardFailureReachesTheCaller) {
   ASSERT_TRUE(tr.ok());
   Translator& t = *tr.value();
   std::vector<std::string> lines = DevLines(4);
-  for (int beam : {1, 4}) {
-    TranslateOptions opt;
-    opt.beam_size = beam;
-    std::vector<TranslationResult> want, got;
-    ASSERT_TRUE(t.Translate(lines, opt, &want).ok());
-    for (long n : {0L, 3L, 37L, 200L, 201L}) {  // in the encoder, the cross K/V, the decoder steps
-      detail::InjectLinearFaultForTesting(t, n);
-      Status s = t.Translate(lines, opt, &got);
-      EXPECT_EQ(s.code(), StatusCode::kInternal) << "fault at linear " << n;
-      EXPECT_NE(s.message().find("injected"), std::string::npos) << s.message();
-      detail::InjectLinearFaultForTesting(t, -1);
-      ASSERT_TRUE(t.Translate(lines, opt, &got).ok());
-      for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(got[i].hypotheses[0].ids, want[i].hypotheses[0].ids);
+  // mode 1: the row-parallel steps split their larger layers by columns (a team whose members
+  // wait for each other at barriers: a member's failure must release the others)
+  for (int mode : {0, 1})
+    for (int beam : {1, 4}) {
+      detail::SetDecoderColumnSplitForTesting(t, mode);
+      TranslateOptions opt;
+      opt.beam_size = beam;
+      std::vector<TranslationResult> want, got;
+      ASSERT_TRUE(t.Translate(lines, opt, &want).ok());
+      for (long n : {0L, 3L, 37L, 200L, 201L}) {  // in the encoder, the cross K/V, the decoder steps
+        detail::InjectLinearFaultForTesting(t, n);
+        Status s = t.Translate(lines, opt, &got);
+        EXPECT_EQ(s.code(), StatusCode::kInternal) << "fault at linear " << n << " mode " << mode;
+        EXPECT_NE(s.message().find("injected"), std::string::npos) << s.message();
+        detail::InjectLinearFaultForTesting(t, -1);
+        ASSERT_TRUE(t.Translate(lines, opt, &got).ok());
+        for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(got[i].hypotheses[0].ids, want[i].hypotheses[0].ids);
+      }
     }
-  }
+  detail::SetDecoderColumnSplitForTesting(t, 0);
   detail::InjectLinearFaultForTesting(t, 2);
   const int32_t src[] = {5, 6, 0}, tgt[] = {7, 0};
   std::vector<float> logits(2 * size_t(model->config().target_vocab_size));

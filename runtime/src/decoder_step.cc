@@ -128,14 +128,14 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
   // all n rows.
   auto lins = [&](Span& span, int l, int count, Linear* const* Ls, const float* in, float* const* ys,
                   const float* residual, Act a) -> Status {
+    size_t bytes = 0;
     for (int c = 0; c < count; ++c) {
       const Linear& L = *Ls[c];
       span.Work(L.weight_bytes(), uint64_t(n) * uint64_t(L.out_features()) * uint64_t(L.in_features()), n,
                 L.out_features(), L.in_features());
+      bytes += L.weight_bytes();
     }
     const int ki = Ls[0]->in_features();
-    size_t bytes = 0;
-    for (int c = 0; c < count; ++c) bytes += Ls[c]->weight_bytes();
     if (!rows.team || bytes < kColumnSplitBytes) {
       for (int c = 0; c < count; ++c) {
         const Linear& L = *Ls[c];
@@ -146,19 +146,19 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
       }
       return Status::Ok();
     }
-    // A member that fails returns at once; DecoderStep then breaks the barrier (Team::Fail), and
-    // the others return `aborted` from theirs.
-    Team& team = *rows.team;
+    // A member that fails returns at once; DecoderStep then records its error and breaks the
+    // barrier, and the others return `aborted` from theirs.
+    SpinBarrier& team = *rows.team;
     auto aborted = [] { return Status(StatusCode::kInternal, "another thread of the decoder step failed"); };
     for (int c = 0; c < count; ++c)
       if (ex.fault && ex.fault->Hit()) return Status(StatusCode::kInternal, "injected fault in a linear layer");
     PartTimer part(rows.parts, Op::kLinearPart, l, rows.lane, n, Ls[0]->out_features(), ki);
     Ls[0]->QuantizeRows(ex, in, r0, rows.r1, dec_scratch_.quantized, dec_scratch_.quant_scales);
-    if (!team.barrier.Wait()) return aborted();
+    if (!team.Wait()) return aborted();
     for (int c = 0; c < count; ++c)
-      Ls[c]->RunColumns(ex, dec_scratch_.quantized, dec_scratch_.quant_scales, n, rows.member, team.barrier.members(),
-                        ys[c], residual, a);
-    if (!team.barrier.Wait()) return aborted();
+      Ls[c]->RunColumns(ex, dec_scratch_.quantized, dec_scratch_.quant_scales, n, rows.member, team.members(), ys[c],
+                        residual, a);
+    if (!team.Wait()) return aborted();
     return Status::Ok();
   };
   auto lin = [&](Span& span, int l, Linear& L, const float* in, float* y, const float* residual, Act a) {
@@ -295,10 +295,10 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
     // rows (a member that has none would return before the barriers)
     int fewest = n;
     for (int i = 0; i < threads; ++i) fewest = std::min(fewest, bounds[i + 1] - bounds[i]);
-    Team team;
-    team.barrier.Reset(threads);
+    SpinBarrier team;
+    team.Reset(threads);
     const bool split = column_split_ > 0 || (column_split_ == 0 && fewest < exec_.K->gemm_panel_rows);
-    Team* const tm = split && fewest > 0 ? &team : nullptr;
+    SpinBarrier* const tm = split && fewest > 0 ? &team : nullptr;
     const uint64_t fork = kernels::SteadyNs(), fork_ticks = prof ? prof->Now() : 0;
     // Task 0's runner records the lane-0 spans, whichever thread it is: the calling thread
     // touches the profiler only after ParallelFor returns (which orders the two), then adds the
@@ -313,13 +313,15 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
       ex.pool = &serial_;
       ex.prof = rows.prof;
       Status s = DecoderLayers(ex, rows, t, slots, tokens, history, align_layer);
-      if (!s.ok() && tm) tm->Fail(s);  // the first failure (any return path): releases the others
+      if (!s.ok()) {
+        int none = -1;
+        if (failed.compare_exchange_strong(none, task)) error = std::move(s);
+        // after the record: the members it releases return `aborted`, which never comes first
+        if (tm) tm->Break();
+      }
       dec_rows_.Record(task, thread, rows.r1 - rows.r0, kernels::SteadyNs() - fork);
       if (rows.prof) lane0_end = rows.prof->Now();
-      int none = -1;
-      if (!s.ok() && failed.compare_exchange_strong(none, task)) error = std::move(s);
     });
-    if (team.failed.load()) return team.error;
     if (failed.load() >= 0) return error;
     if (prof) prof->Join(Op::kDecoderJoin, lane0_end);
   } else {

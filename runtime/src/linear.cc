@@ -103,15 +103,24 @@ int SplitParts(const Exec& ex, int m, int blocks, int k) {
   return int(std::min<uint64_t>(uint64_t(blocks), std::max<uint64_t>(uint64_t(ex.pool->threads()) * 2, by_work)));
 }
 
+// Part p of `parts` even shares of the 8-row weight blocks of an n-output layer: output rows
+// [n0, n1), from block b0.
+struct BlockPart {
+  int b0, n0, n1;
+};
+BlockPart PartOfBlocks(int n, int p, int parts) {
+  const int blocks = (n + 7) / 8;
+  const int b0 = int(int64_t(blocks) * p / parts), b1 = int(int64_t(blocks) * (p + 1) / parts);
+  return {b0, b0 * 8, std::min(n, b1 * 8)};
+}
+
 // fn(b0, n0, n1) for each part's output rows [n0, n1) (from 8-row block b0) of an int8 layer of n
 // outputs, the parts over the pool (SplitParts), each profiled as a linear part.
 template <class F>
 void ForOutputParts(const Exec& ex, int m, int n, int k, F&& fn) {
-  const int blocks = (n + 7) / 8;
-  const int parts = SplitParts(ex, m, blocks, k);
+  const int parts = SplitParts(ex, m, (n + 7) / 8, k);
   ex.pool->ParallelFor(parts, [&](int p, int thread) {
-    const int b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
-    const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
+    const auto [b0, n0, n1] = PartOfBlocks(n, p, parts);
     if (n1 <= n0) return;
     const uint64_t t0 = ex.prof && thread > 0 ? ex.prof->Now() : 0;
     fn(b0, n0, n1);
@@ -184,11 +193,14 @@ void Linear::QuantizeRows(const Exec& ex, const float* x, int r0, int r1, int8_t
 
 void Linear::RunColumns(const Exec& ex, const int8_t* q, const float* q_scales, int m, int part, int parts, float* y,
                         const float* residual, Act act) const {
+  const auto [b0, n0, n1] = PartOfBlocks(w_->rows, part, parts);
+  if (m > 0 && n1 > n0) GemmOutputs(ex, q, q_scales, m, b0, n0, n1, y, residual, act);
+}
+
+void Linear::GemmOutputs(const Exec& ex, const int8_t* q, const float* q_scales, int m, int b0, int n0, int n1,
+                         float* y, const float* residual, Act act) const {
   const WeightView& w = *w_;
-  const int n = w.rows, k = w.cols, kp = RoundUp(k, 4), blocks = (n + 7) / 8;
-  const int b0 = int(int64_t(blocks) * part / parts), b1 = int(int64_t(blocks) * (part + 1) / parts);
-  const int n0 = b0 * 8, n1 = std::min(n, b1 * 8);
-  if (m <= 0 || n1 <= n0) return;
+  const int n = w.rows, k = w.cols, kp = RoundUp(k, 4);
   ex.K->gemm_s8_blocked(m, n1 - n0, k, q, kp, q_scales, static_cast<const int8_t*>(w.data) + size_t(b0) * kp * 8,
                         w.scales + n0, bias_ ? bias_ + n0 : nullptr, residual ? residual + n0 : nullptr, n, y + n0, n,
                         act);
@@ -213,7 +225,7 @@ Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float*
         if (r1 <= r0) return;
         const uint64_t t0 = ex.prof && thread > 0 ? ex.prof->Now() : 0;
         const size_t a0 = size_t(r0) * kp, y0 = size_t(r0) * n;
-        K.quantize_rows_s8(x + size_t(r0) * k, r1 - r0, k, k, s.quantized + a0, kp, s.quant_scales + r0);
+        QuantizeRows(ex, x, r0, r1, s.quantized, s.quant_scales);
         K.gemm_s8_blocked(r1 - r0, n, k, s.quantized + a0, kp, s.quant_scales + r0, wq, w.scales, bias_,
                           residual ? residual + y0 : nullptr, n, y + y0, n, act);
         if (ex.prof && thread > 0) ex.prof->Part(Op::kLinearPart, -1, thread, t0, ex.prof->Now(), r1 - r0, n, k);
@@ -223,8 +235,7 @@ Status Linear::Run(const Exec& ex, const float* x, int m, float* y, const float*
     K.quantize_rows_s8(x, m, k, k, s.quantized, kp, s.quant_scales);
     // Output channels split over threads in blocks of 8 rows (BlockedN8K4 blocks).
     ForOutputParts(ex, m, n, k, [&](int b0, int n0, int n1) {
-      K.gemm_s8_blocked(m, n1 - n0, k, s.quantized, kp, s.quant_scales, wq + size_t(b0) * kp * 8, w.scales + n0,
-                        bias_ ? bias_ + n0 : nullptr, residual ? residual + n0 : nullptr, n, y + n0, n, act);
+      GemmOutputs(ex, s.quantized, s.quant_scales, m, b0, n0, n1, y, residual, act);
     });
     return Status::Ok();
   }

@@ -86,6 +86,11 @@ class Linear {
   size_t weight_bytes() const;  // bytes of the weights (and scales) one Run streams
 
  private:
+  // int8: y's output rows [n0, n1) (from 8-row block b0) for m rows quantized at q (stride
+  // RoundUp(k, 4)), residual and y with stride out_features().
+  void GemmOutputs(const Exec& ex, const int8_t* q, const float* q_scales, int m, int b0, int n0, int n1, float* y,
+                   const float* residual, kernels::Act act) const;
+
   const WeightView* w_ = nullptr;
   const float* bias_ = nullptr;
   void* xnn_op_ = nullptr;  // xnn_operator_t (f32/f16 with XNNPACK)

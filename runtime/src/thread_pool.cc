@@ -24,7 +24,8 @@ inline void CpuRelax() {
 #endif
 }
 
-// Spin iterations a worker waits for the next job before it sleeps (tens of microseconds).
+// Spin iterations a worker waits for the next job before it sleeps, and a SpinBarrier member for
+// the others before it yields (tens of microseconds).
 constexpr int kSpinIterations = 20000;
 
 }  // namespace

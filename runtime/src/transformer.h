@@ -9,7 +9,6 @@
 //                     the cross K/V (source padding masked), FFN; then the output projection
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 
 #include "arena_plan.h"
@@ -78,23 +77,13 @@ class Transformer {
 
   // Rows [r0, r1) of a decoder step's n rows, run on thread `lane`. prof: lane-0 spans (the
   // step's whole work); parts: a worker lane's trace parts (row-parallel steps).
-  // team: the row-parallel tasks, when they split each int8 linear layer by output columns
-  // (member = this task's index) instead of each running it over its own rows.
-  struct Team {
-    SpinBarrier barrier;
-    std::atomic<int> failed{0};
-    Status error;  // the first member's failure (set before Break())
-    void Fail(const Status& s) {
-      int none = 0;
-      if (failed.compare_exchange_strong(none, 1)) error = s;
-      barrier.Break();
-    }
-  };
+  // team: the barrier of the row-parallel tasks, when they split the larger int8 layers by output
+  // columns (member = this task's index) instead of each running them over its own rows.
   struct Rows {
     int r0, r1, n, lane;
     Profiler* prof;
     Profiler* parts;
-    Team* team = nullptr;
+    SpinBarrier* team = nullptr;
     int member = 0;
   };
   // Sentences [b0, b1) of an encoder call, on thread `lane`, with its part of the quantization

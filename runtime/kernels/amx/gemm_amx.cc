@@ -141,11 +141,14 @@ inline void PanelBlocks(int mr, int steps, int tail_groups, const int8_t* a, int
 }
 
 struct GemmK : avx512::GemmK {
-  // m >= this runs in the tiles (generic/gemm_driver.h); below, avx512::GemmK's kernels. At m 2
-  // the tiles were no faster (gemm_bench n 2048 k 512 hot 289 vs 293 GOPS, n 8001 k 256 170 vs
-  // 148), at m 4 they are in cache (378 -> 513) and even from DRAM; e2e_bench beam 4 (m 4) with
-  // a threshold of 2 or 5: within the noise on all three shapes.
-  static constexpr int kMatrixTileRows = 4;
+  // m >= this runs in the tiles (generic/gemm_driver.h); below, avx512::GemmK's kernels (m 2..4:
+  // its one-block stream tile). At m 2 the tiles were no faster (gemm_bench n 2048 k 512 hot 289
+  // vs 293 GOPS, n 8001 k 256 170 vs 148). At m 4 they win in gemm_bench's hot loop (378 -> 513),
+  // but in a model run, beam 4 at batch 1 (m 4 every decoder step, the weights from L3), the
+  // stream tile is faster: e2e_bench, 5 interleaved runs, tokens/s +5.8 % (OPUS-MT base),
+  // +3.4 % (tiny32k), +8 % (demo). At m 8 (greedy batch 8) the tiles stay: base +4 % with the
+  // stream panels, demo -3.5 %.
+  static constexpr int kMatrixTileRows = 5;
   // One TDPBSSD multiplies up to 16 rows of A (KernelTable::gemm_panel_rows).
   static constexpr int kMatrixPanelRows = 16;
 

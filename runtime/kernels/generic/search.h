@@ -21,9 +21,14 @@ float MaxSumExp(const float* x, int n, float* max_out) {
   const float mx = D::HMax(mv);
   *max_out = mx;
   if (mx == ninf) return 0.0f;
-  const auto vmx = D::Set(mx);
+  const auto vmx = D::Set(mx), vlow = D::Set(coeff::kExpLow);
   auto acc = D::AccZero();
-  for (int j = 0; j < nw; j += W) acc = D::AccAdd(acc, Exp<D>(D::Sub(D::Load(x + j), vmx)));
+  // x - mx <= 0 (mx is finite here or +inf): a vector with no lane at or below kExpLow (nor NaN)
+  // needs none of Exp's special cases; the rest take Exp (the same bits either way).
+  for (int j = 0; j < nw; j += W) {
+    const auto r = D::Sub(D::Load(x + j), vmx);
+    acc = D::AccAdd(acc, D::AnyTrue(D::NotGt(r, vlow)) ? Exp<D>(r) : ExpInRange<D>(r));
+  }
   if (rest)
     acc = D::AccAdd(acc, D::KeepFirst(Exp<D>(D::Sub(D::LoadPartial(x + nw, rest), vmx)), rest));
   return D::Reduce8(acc);

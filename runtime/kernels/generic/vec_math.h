@@ -38,14 +38,11 @@ struct HasScalePow2 : std::false_type {};
 template <class D>
 struct HasScalePow2<D, std::void_t<decltype(D::kScalePow2)>> : std::integral_constant<bool, D::kScalePow2> {};
 
-// ExpRef, lane-wise.
+// ExpRef, lane-wise, for lanes in (kExpLow, kExpHigh] only (no NaN): ExpRef's arithmetic without
+// its special cases. Exp below is this plus the special cases, so both give the same bits there.
 template <class D>
-inline typename D::V Exp(typename D::V x) {
+inline typename D::V ExpInRange(typename D::V x) {
   using V = typename D::V;
-  // !(x > kExpLow): -inf, underflow and NaN. NaN stays NaN (x), the others give +0.
-  const auto low = D::NotGt(x, D::Set(coeff::kExpLow));
-  const auto nan = D::IsNaN(x);
-  const auto high = D::Gt(x, D::Set(coeff::kExpHigh));
   const V magic = D::Set(coeff::kExpMagic);
   V t = D::Mul(x, D::Set(coeff::kLog2e));
   t = D::Add(t, magic);
@@ -62,21 +59,29 @@ inline typename D::V Exp(typename D::V x) {
   V y = D::Mul(p, rr);
   y = D::Add(y, r);
   y = D::Add(y, D::Set(1.0f));
-  V res;
   if constexpr (HasScalePow2<D>::value) {
     // y * 2^n rounded once. The same value as below: y * 2^n1 is exact (y is in [0.7, 1.5] and
     // n1 >= -63, so the product is normal), and the second multiply rounds the exact y * 2^n
     // once, as vscalefps does (a result below 2^-126 included).
-    res = D::ScalePow2(y, n);
+    return D::ScalePow2(y, n);
   } else {
     // 2^n = 2^n1 * 2^n2 with n1 = n >> 1 (arithmetic), n2 = n - n1 (n is integral: truncation
     // is exact).
     const auto ni = D::TruncToInt(n);
     const auto n1 = D::ShiftRightArith1(ni);
     const auto n2 = D::SubInt(ni, n1);
-    res = D::Mul(D::Mul(y, D::Pow2(n1)), D::Pow2(n2));
+    return D::Mul(D::Mul(y, D::Pow2(n1)), D::Pow2(n2));
   }
-  res = D::Select(low, D::KeepWhere(x, nan), res);
+}
+
+// ExpRef, lane-wise.
+template <class D>
+inline typename D::V Exp(typename D::V x) {
+  // !(x > kExpLow): -inf, underflow and NaN. NaN stays NaN (x), the others give +0.
+  const auto low = D::NotGt(x, D::Set(coeff::kExpLow));
+  const auto nan = D::IsNaN(x);
+  const auto high = D::Gt(x, D::Set(coeff::kExpHigh));
+  const typename D::V res = D::Select(low, D::KeepWhere(x, nan), ExpInRange<D>(x));
   return D::Select(high, D::Set(__builtin_inff()), res);
 }
 

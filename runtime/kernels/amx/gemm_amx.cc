@@ -15,7 +15,7 @@
 // of A (1 KiB) and of each block (512 bytes), so that nothing past a row of A or past the last
 // block is read, and the missing groups add 0.
 //
-// Below kMatrixTileRows (the GEMV, and m 2..3: see GemmK) the AVX-512 VNNI kernels run as in
+// Below kMatrixTileRows (the GEMV, and m 2..4: see GemmK) the AVX-512 VNNI kernels run as in
 // "avx512-vnni" (avx512/avx512_gemm.h), and every other family is that table's.
 //
 // Measured on an Intel Xeon with AMX (2-vCPU KVM guest), gemm_bench against avx512-vnni, 1

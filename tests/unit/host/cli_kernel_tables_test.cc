@@ -3,7 +3,7 @@
 // The kernel tests compare each kernel with the reference; this runs them the way a translation
 // does (encoder rows, beam rows, the shortlist's gathered blocks, the thread pool's parts), so a
 // table whose entries disagree with the reference in a combination the unit shapes miss shows
-// up as a different translation. On a CPU with AMX this runs the avx512-amx table (m >= 4: the
+// up as a different translation. On a CPU with AMX this runs the avx512-amx table (m >= 5: the
 // encoder, beam 4, batches).
 #include <gtest/gtest.h>
 

@@ -37,6 +37,7 @@ from ._mtlite import (ChecksumMismatchError, Error, InternalError, InvalidArgume
 
 __all__ = [
     "Model", "Translator", "TranslationResult", "ScoreResult", "StreamEvent", "convert", "version",
+    "kernel_table",
     "Error", "InvalidArgumentError", "InvalidModelError", "ChecksumMismatchError", "IoError",
     "OutOfRangeError", "UnsupportedError", "ResourceExhaustedError", "InternalError",
 ]
@@ -50,6 +51,14 @@ Text = Union[str, bytes]
 def version() -> str:
     """Version of the mtlite runtime this package was built with."""
     return _mtlite.version()
+
+
+def kernel_table() -> str:
+    """The kernel table translations run with on this CPU, chosen at run time ("avx2",
+    "avx-vnni", "avx512-vnni", "avx512-amx", "neon", "neon-dotprod" or "reference"; the
+    environment variable MTLITE_KERNELS=<name>, read once per process, forces a table the CPU
+    can run)."""
+    return _mtlite.kernel_table()
 
 
 def _utf8(text: Text, what: str) -> bytes:

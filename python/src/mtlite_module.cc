@@ -716,4 +716,5 @@ PYBIND11_MODULE(_mtlite, m) {
   m.attr("HAS_CONVERTER") = false;
 #endif
   m.def("version", &Version);
+  m.def("kernel_table", &KernelTableName);
 }

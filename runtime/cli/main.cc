@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "commands.h"
+#include "kernels.h"
 #include "mtlite/mtlite.hpp"
 
 namespace {
@@ -13,8 +14,16 @@ struct Command {
   int (*main)(int argc, char** argv);  // argv[0] is the command name
 };
 
-int VersionMain(int, char**) {
+// `mtlite version`: the version, then the kernel table translations use on this CPU and every
+// table it can run (MTLITE_KERNELS=<name> forces one). `mtlite --version`: the version line only.
+int VersionMain(int argc, char**) {
   std::printf("mtlite %s\n", mtlite::Version());
+  if (argc < 0) return 0;
+  const mtlite::kernels::KernelTable* tables[16];
+  const int n = mtlite::kernels::AvailableKernels(tables, 16);
+  std::printf("kernels %s (this CPU can run:", mtlite::KernelTableName());
+  for (int i = 0; i < n; ++i) std::printf(" %s", tables[i]->name);
+  std::printf(")\n");
   return 0;
 }
 
@@ -44,7 +53,7 @@ int main(int argc, char** argv) {
   if (argc < 2) return Usage(stderr);
   const char* cmd = argv[1];
   if (!std::strcmp(cmd, "-h") || !std::strcmp(cmd, "--help") || !std::strcmp(cmd, "help")) return Usage(stdout);
-  if (!std::strcmp(cmd, "--version")) return VersionMain(argc - 1, argv + 1);
+  if (!std::strcmp(cmd, "--version")) return VersionMain(-1, nullptr);
   for (const Command& c : kCommands) {
     if (!std::strcmp(cmd, c.name)) return c.main(argc - 1, argv + 1);
   }

@@ -1,5 +1,6 @@
 // Run-time choice of the kernel table. Tables are listed slowest first; BestKernels() takes
-// the last one the CPU can run (or the one named by MTLITE_KERNELS).
+// the last one the CPU can run (or the one named by MTLITE_KERNELS; another name is reported on
+// stderr and the default kept).
 //
 //   x86-64  : "avx2"         if the CPU has AVX2, FMA and F16C (the kernels are built with
 //                            -mavx2 -mfma -mf16c; FMA instructions are never used: contract)
@@ -21,6 +22,7 @@
 //                            is not told). MTLITE_ASSUME_DOTPROD=1 in the environment adds the
 //                            table without the HWCAP bit (testing under emulators only: the
 //                            instructions fault on a CPU without them).
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -178,8 +180,16 @@ const KernelTable& BestKernels() {
     int n = AvailableKernels(tables, 8);
     const KernelTable* pick = tables[n - 1];
     if (const char* want = std::getenv("MTLITE_KERNELS")) {
+      bool found = false;
       for (int i = 0; i < n; ++i)
-        if (std::strcmp(tables[i]->name, want) == 0) pick = tables[i];
+        if (std::strcmp(tables[i]->name, want) == 0) pick = tables[i], found = true;
+      if (!found && want[0] != '\0') {
+        // A misspelt name, or a table this CPU cannot run: said once, on stderr, rather than
+        // silently testing or measuring another table.
+        std::fprintf(stderr, "mtlite: MTLITE_KERNELS=%s is not a kernel table this CPU can run (it can run:", want);
+        for (int i = 0; i < n; ++i) std::fprintf(stderr, " %s", tables[i]->name);
+        std::fprintf(stderr, "); using %s\n", pick->name);
+      }
     }
     return pick;
   }();

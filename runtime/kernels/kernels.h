@@ -133,7 +133,7 @@ struct KernelTable {
 // Scalar reference kernels (always available).
 const KernelTable& ReferenceKernels();
 // The best table for this CPU (runtime dispatch). MTLITE_KERNELS=<table name> in the environment
-// forces one (if the CPU supports it).
+// forces one (if the CPU supports it; another name is reported on stderr once, and the best kept).
 const KernelTable& BestKernels();
 // All tables this CPU can run (reference first), for tests and benchmarks.
 int AvailableKernels(const KernelTable** out, int max);

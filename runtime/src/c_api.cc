@@ -80,6 +80,7 @@ mtlite::TranslatorLimits ToLimits(const mtlite_limits* l) {
 extern "C" {
 
 const char* mtlite_version(void) { return mtlite::Version(); }
+const char* mtlite_kernel_table(void) { return mtlite::KernelTableName(); }
 const char* mtlite_last_error(void) { return g_last_error; }
 
 void mtlite_limits_default(mtlite_limits* l) {

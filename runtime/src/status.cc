@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "kernels.h"
 #include "mtlite/mtlite.hpp"
 
 namespace mtlite {
@@ -40,5 +41,7 @@ const char* Version() {
   return "0.0.0";
 #endif
 }
+
+const char* KernelTableName() { return kernels::BestKernels().name; }
 
 }  // namespace mtlite

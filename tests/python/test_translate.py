@@ -1,5 +1,7 @@
 """Python output equals the CLI's (same model, limits and options) on the dev sets."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -144,6 +146,21 @@ def test_model_info_equals_cli(mtlite, cli, int8_model, int8_path):
     assert tr.arena_bytes == info["arena_bytes"]
     assert int8_model.config["weight_type"] == "int8" and int8_model.file_size == info["file_size"]
     assert mtlite.version() == mtlite.__version__ and mtlite.__version__.count(".") == 2
+
+
+def test_kernel_table(mtlite, cli):
+    """kernel_table() is the table `mtlite version` names, in this process and when forced."""
+    env = {k: v for k, v in os.environ.items() if k != "MTLITE_KERNELS"}
+    line = subprocess.run([cli, "version"], check=True, stdout=subprocess.PIPE, env=env).stdout.decode().split("\n")[1]
+    assert line.startswith("kernels ") and "(this CPU can run: reference" in line, line
+    runs = line[line.index(":") + 2:-1].split()
+    if "MTLITE_KERNELS" not in os.environ:
+        assert mtlite.kernel_table() == line.split()[1] == runs[-1]
+    code = "import mtlite; print(mtlite.kernel_table())"
+    for table in (runs[0], runs[-1]):
+        p = subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=dict(env, MTLITE_KERNELS=table))
+        assert p.stdout.decode().strip() == table and p.stderr == b""
 
 
 def test_encode_decode(mtlite, int8_model):

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels.h"
 #include "mtlite/mtlite.h"
 #include "mtlite/mtlite.hpp"
 #include "unit/translator_test_util.h"
@@ -184,7 +185,9 @@ TEST_P(TranslatorTest, TwoThreadsGiveTheSameTranslations) {
     std::vector<TranslationResult> a, b, c;
     ASSERT_TRUE(t1.value()->Translate(lines, opt, &a).ok());
     ASSERT_TRUE(t2.value()->Translate(lines, opt, &b).ok());
-    if (int8) ASSERT_TRUE(t3.value()->Translate(lines, opt, &c).ok());
+    if (int8) {
+      ASSERT_TRUE(t3.value()->Translate(lines, opt, &c).ok());
+    }
     for (size_t i = 0; i < lines.size(); ++i) {
       for (const auto* other : {&b, &c}) {
         if (other->empty()) continue;
@@ -230,6 +233,8 @@ INSTANTIATE_TEST_SUITE_P(Models, TranslatorTest, ::testing::Values("int8", "fp32
 #endif
 
 TEST(CApi, LoadTranslateAndErrors) {
+  EXPECT_STREQ(mtlite_kernel_table(), kernels::BestKernels().name);
+  EXPECT_STREQ(KernelTableName(), mtlite_kernel_table());
   mtlite_model* m = nullptr;
   EXPECT_NE(mtlite_model_load("/nonexistent.mtlite", 0, &m), MTLITE_OK);
   EXPECT_NE(std::strlen(mtlite_last_error()), 0u);

@@ -63,6 +63,10 @@ typedef struct {
 } mtlite_hypothesis;
 
 const char* mtlite_version(void);
+/* The kernel table translations run with on this CPU (chosen at run time, e.g. "avx512-vnni",
+   "neon-dotprod", "reference"; MTLITE_KERNELS=<name> in the environment forces a table the CPU
+   can run). Static string. */
+const char* mtlite_kernel_table(void);
 const char* mtlite_last_error(void);
 void mtlite_limits_default(mtlite_limits* limits);
 void mtlite_options_default(mtlite_options* options);

@@ -365,5 +365,7 @@ Status EncodeSource(const Model& model, std::string_view text, std::vector<int32
 Status DecodeTarget(const Model& model, const int32_t* ids, int n, std::string* text);
 
 const char* Version();
+// The kernel table translations run with on this CPU (mtlite_kernel_table() in the C API).
+const char* KernelTableName();
 
 }  // namespace mtlite

@@ -12,6 +12,7 @@
 
 #include "kernels.h"
 #include "model_test_helpers.h"
+#include "mtlite/mtlite.hpp"
 
 namespace mtlite {
 namespace {
@@ -58,6 +59,36 @@ TEST(CliKernelTables, EveryTableTranslatesLikeTheReference) {
     for (int t = 1; t < n; ++t)
       EXPECT_EQ(want, Translate(tables[t]->name, *c.model, c.args, input)) << tables[t]->name << " " << c.args;
   }
+}
+
+// `mtlite version` names the table translations use and every table this CPU can run;
+// MTLITE_KERNELS picks any of them, and a name that is none of them (misspelt, or a table this CPU
+// lacks) is reported on stderr instead of silently running the default table.
+TEST(CliKernelTables, VersionNamesTheTableAndAnUnknownNameIsReported) {
+  const kernels::KernelTable* tables[16];
+  const int n = kernels::AvailableKernels(tables, 16);
+  ASSERT_GE(n, 1);
+  std::string runs;
+  for (int t = 0; t < n; ++t) runs += std::string(" ") + tables[t]->name;
+  const std::string cli = "'" + testing::CliPath() + "' version 2>&1";
+
+  for (int t = 0; t < n; ++t) {
+    const auto r = testing::Run(std::string("MTLITE_KERNELS=") + tables[t]->name + " " + cli);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output, std::string("mtlite ") + Version() + "\nkernels " + tables[t]->name +
+                            " (this CPU can run:" + runs + ")\n");
+  }
+  const auto bad = testing::Run("MTLITE_KERNELS=avx513 " + cli);
+  EXPECT_EQ(bad.exit_code, 0) << bad.output;
+  const std::string best = tables[n - 1]->name;
+  EXPECT_NE(bad.output.find("mtlite: MTLITE_KERNELS=avx513 is not a kernel table this CPU can run (it can run:" +
+                            runs + "); using " + best + "\n"),
+            std::string::npos)
+      << bad.output;
+  EXPECT_NE(bad.output.find("kernels " + best + " ("), std::string::npos) << bad.output;
+
+  const auto v = testing::Run("env -u MTLITE_KERNELS '" + testing::CliPath() + "' --version 2>&1");
+  EXPECT_EQ(v.output, std::string("mtlite ") + Version() + "\n");
 }
 
 }  // namespace

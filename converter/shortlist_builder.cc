@@ -295,6 +295,12 @@ Status BuildCorpusShortlist(const Model& model, const std::vector<std::string>& 
     }
     if (report->pairs > kMaxPairs) return Status(StatusCode::kOutOfRange, "more than 2^31 - 1 sentence pairs");
   }
+  if (report->pairs == report->skipped_pairs) {
+    // Empty files (or only blank lines): the "shortlist" would allow only the source tokens and the
+    // specials, and every translation with it would be garbage.
+    return Status(StatusCode::kInvalidArgument, "no sentence pair with tokens on both sides in the parallel text (" +
+                                                    std::to_string(report->pairs) + " lines): nothing to count");
+  }
 
   // c(s), c(t) and, per source id, the pairs that contain it.
   std::vector<uint32_t> cs(size_t(v.source_size), 0), ct(size_t(v.target_size), 0);
@@ -443,6 +449,16 @@ Status ImportLexShortlist(const Model& model, const std::string& lex_path,
     if (s != source_ids.end() && t != target_ids.end()) entries.push_back({s->second, t->second, float(prob), line_no});
     return Status::Ok();
   }));
+
+  if (entries.empty()) {
+    // An empty file, or one written for other vocabularies: every sentence would be limited to the
+    // frequent tokens.
+    return Status(StatusCode::kInvalidArgument,
+                  lex_path + ": no entry whose source and target pieces are both in the model's vocabularies (" +
+                      std::to_string(report->lex_entries) + " entries: " + std::to_string(report->lex_null) +
+                      " with NULL, " + std::to_string(report->lex_unknown_source) + " unknown source and " +
+                      std::to_string(report->lex_unknown_target) + " unknown target pieces)");
+  }
 
   // Per source: the last probability of each target; positive only; allowed-anyway ids out;
   // most probable first, ties to the lower id.

@@ -60,7 +60,8 @@ struct ShortlistReport {
 
 // Reads one or more parallel files (source_paths[i] pairs with target_paths[i], one sentence per
 // line, UTF-8, a trailing '\r' ignored) and builds the shortlist. Errors name the file and line
-// (invalid UTF-8, line counts that differ, unreadable files).
+// (invalid UTF-8, line counts that differ, unreadable files); text with no pair that has tokens on
+// both sides (empty files) is an error too.
 Status BuildCorpusShortlist(const Model& model, const std::vector<std::string>& source_paths,
                             const std::vector<std::string>& target_paths, const ShortlistOptions& options,
                             ShortlistSpec* out, ShortlistReport* report);
@@ -74,7 +75,8 @@ Status BuildCorpusShortlist(const Model& model, const std::vector<std::string>& 
 // `frequent`: the N most frequent target ids of `target_text_paths` when given; otherwise (Marian
 // takes the first N vocabulary ids, which assumes a frequency-sorted vocabulary, and HF
 // vocabularies are not) the N normal pieces of the target SentencePiece model with the highest
-// unigram score (log-probability), ties to the lower id.
+// unigram score (log-probability), ties to the lower id. A file with no entry whose pieces are both
+// in the vocabularies (empty, or made for another model) is an error.
 Status ImportLexShortlist(const Model& model, const std::string& lex_path,
                           const std::vector<std::string>& target_text_paths, const ShortlistOptions& options,
                           ShortlistSpec* out, ShortlistReport* report);

@@ -211,6 +211,17 @@ TEST(ShortlistBuild, BadInputGetsAnErrorNamingTheFile) {
   negative.top_k = -1;
   EXPECT_EQ(converter::BuildCorpusShortlist(*model, {dir / "s"}, {dir / "s"}, negative, &out, &r).code(),
             StatusCode::kInvalidArgument);
+  // Text with no pair that has tokens on both sides (empty files, blank lines) builds nothing.
+  testing::WriteText(dir / "empty", "");
+  testing::WriteText(dir / "blank", "\n\n");
+  for (const char* f : {"empty", "blank"}) {
+    s = converter::BuildCorpusShortlist(*model, {dir / f}, {dir / f}, {}, &out, &r);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << f;
+    EXPECT_NE(s.message().find("no sentence pair with tokens on both sides"), std::string::npos) << s.ToString();
+  }
+  testing::WriteText(dir / "e0", "a house\n\n");
+  s = converter::BuildCorpusShortlist(*model, {dir / "e0"}, {dir / "blank"}, {}, &out, &r);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
   // Empty lines are counted and skipped, not an error.
   testing::WriteText(dir / "e1", "a house\n\n");
   testing::WriteText(dir / "e2", "ein Haus\nwas\n");
@@ -302,6 +313,11 @@ TEST(ShortlistLex, MalformedLinesAreErrorsWithTheLine) {
       {"▁Haus ▁house 0.5 extra\n", "lex:1: expected"},
       {"▁Haus ▁house nan\n", "lex:1: PROB 'nan'"},
       {"▁Haus ▁house 0.5x\n", "lex:1: PROB '0.5x'"},
+      // nothing usable: empty, blank lines only, only NULL sides or pieces of other vocabularies
+      {"", "lex: no entry whose source and target pieces are both in the model's vocabularies (0 entries"},
+      {"\n \n", "lex: no entry whose"},
+      {"NULL ▁house 0.5\nnosuchpiece ▁house 0.7\n▁Haus nosuchpiece 0.2\n",
+       "(3 entries: 1 with NULL, 1 unknown source and 1 unknown target pieces)"},
   };
   for (const auto& [text, expect] : cases) {
     testing::WriteText(dir / "lex", text);

@@ -14,11 +14,16 @@ struct Command {
   int (*main)(int argc, char** argv);  // argv[0] is the command name
 };
 
-// `mtlite version`: the version, then the kernel table translations use on this CPU and every
-// table it can run (MTLITE_KERNELS=<name> forces one). `mtlite --version`: the version line only.
-int VersionMain(int argc, char**) {
+// `mtlite --version`: the version line only.
+int VersionLineMain(int, char**) {
   std::printf("mtlite %s\n", mtlite::Version());
-  if (argc < 0) return 0;
+  return 0;
+}
+
+// `mtlite version`: the version line, then the kernel table translations use on this CPU and every
+// table it can run (MTLITE_KERNELS=<name> forces one).
+int VersionMain(int argc, char** argv) {
+  VersionLineMain(argc, argv);
   const mtlite::kernels::KernelTable* tables[16];
   const int n = mtlite::kernels::AvailableKernels(tables, 16);
   std::printf("kernels %s (this CPU can run:", mtlite::KernelTableName());
@@ -53,7 +58,7 @@ int main(int argc, char** argv) {
   if (argc < 2) return Usage(stderr);
   const char* cmd = argv[1];
   if (!std::strcmp(cmd, "-h") || !std::strcmp(cmd, "--help") || !std::strcmp(cmd, "help")) return Usage(stdout);
-  if (!std::strcmp(cmd, "--version")) return VersionMain(-1, nullptr);
+  if (!std::strcmp(cmd, "--version")) return VersionLineMain(argc - 1, argv + 1);
   for (const Command& c : kCommands) {
     if (!std::strcmp(cmd, c.name)) return c.main(argc - 1, argv + 1);
   }

@@ -10,7 +10,7 @@
 #   EH      .eh_frame*, .gcc_except_table*     unwind tables (flash; absent with -fno-exceptions
 #                                              -fno-asynchronous-unwind-tables)
 # An archive holds every object's copy of inline functions and templates it uses; the linker
-# keeps one, so a linked program holds somewhat less (README: "as linked" figures).
+# keeps one, so a linked program holds somewhat less (docs/deploy.md, "Sizes": "as linked" figures).
 foreach(v OBJDUMP RUNTIME_LIB KERNELS_LIB ARCH MINIMAL OUT)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "footprint.cmake: -D${v}=... missing")

@@ -2,7 +2,7 @@
 // UTF-8 of every kind, NUL bytes, a BOM, control and bidi characters, a 1 MB line, 10^5 short
 // lines, an empty file, a file without a final newline, CRLF. The CLI must translate each line or
 // print a clear error naming it, keep one output line per input line, go on with the next line,
-// and exit 1 exactly when some line failed. README.md ("Bad input") documents these cases.
+// and exit 1 exactly when some line failed. docs/usage.md ("Bad input") documents these cases.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -22,7 +22,8 @@ endif()
 set(CMAKE_LIBRARY_ARCHITECTURE ${MTLITE_CROSS_TRIPLET})
 
 get_filename_component(MTLITE_CROSS_SYSROOT "${CMAKE_CURRENT_LIST_DIR}/../.sysroot/${MTLITE_CROSS_DEBARCH}" ABSOLUTE)
-if(NOT EXISTS "${MTLITE_CROSS_SYSROOT}/usr/include/xnnpack.h")
+# The minimal profile (MTLITE_MINIMAL) links none of it.
+if(NOT MTLITE_MINIMAL AND NOT EXISTS "${MTLITE_CROSS_SYSROOT}/usr/include/xnnpack.h")
   message(WARNING "${MTLITE_CROSS_SYSROOT} has no XNNPACK/pthreadpool: run scripts/arm_sysroot.sh ${MTLITE_CROSS_DEBARCH}")
 endif()
 

@@ -48,6 +48,8 @@ if [ "${MTLITE_TEST_ARM:-1}" = 1 ] && [ -x scripts/cross_test.sh ]; then
     bash scripts/cross_test.sh "$arch"
     step "firmware build + RAM budget check under qemu: $arch"
     bash scripts/firmware_test.sh "$arch"
+    step "the README's deploy steps, as written, in a clean copy of the tree: $arch"
+    bash scripts/deploy_test.sh "$arch"
   done
 fi
 step "all tests passed"

@@ -9,7 +9,10 @@
 #      build's `mtlite` first on PATH (the README assumes the one scripts/setup.sh installs);
 #   3. the last command translates a sentence with the built firmware example under qemu-user: its
 #      output must be the host CLI's translation of the same sentence (the kernels are
-#      bit-identical across ISAs), and the example must be statically linked.
+#      bit-identical across ISAs), and the example must be statically linked;
+#   4. a cross configure of the copy with only -DCMAKE_TOOLCHAIN_FILE (and the sysroot of
+#      scripts/arm_sysroot.sh) must generate a build that has everything it needs (ninja's dry
+#      run): without a model the firmware example is left out.
 #
 #   bash scripts/deploy_test.sh <aarch64|armhf>
 # Environment: JOBS (default 2; the README's `cmake --build` gets it as CMAKE_BUILD_PARALLEL_LEVEL),
@@ -20,8 +23,8 @@ SRC=$PWD
 
 arch=${1:-}
 case "$arch" in
-  aarch64) triplet=aarch64-linux-gnu;   qemu=qemu-aarch64 ;;
-  armhf)   triplet=arm-linux-gnueabihf; qemu=qemu-arm ;;
+  aarch64) triplet=aarch64-linux-gnu;   qemu=qemu-aarch64; debarch=arm64 ;;
+  armhf)   triplet=arm-linux-gnueabihf; qemu=qemu-arm;     debarch=armhf ;;
   *) echo "usage: $0 <aarch64|armhf>" >&2; exit 2 ;;
 esac
 JOBS=${JOBS:-2}
@@ -96,4 +99,17 @@ if [ -n "$sentence" ]; then
   [ "$got" = "$want" ] || die "the $arch example translated \"$sentence\" as \"$got\", the host CLI as \"$want\""
 fi
 say "\"$sentence\" -> \"$got\" (as the host CLI)"
+
+# ---- 4. a cross configure with only the toolchain file: no model, so no firmware example -------
+# The full library links XNNPACK and pthreadpool from the private sysroot (docs/arm.md).
+t=$(now)
+bash scripts/arm_sysroot.sh "$debarch" >>"$LOG" 2>&1 || { tail -n 5 "$LOG" >&2; die "scripts/arm_sysroot.sh $debarch failed"; }
+ln -s "$SRC/.sysroot" "$WORK/.sysroot"
+(cd "$WORK" && cmake -S . -B build-toolchain-only -G Ninja -DCMAKE_TOOLCHAIN_FILE="platforms/$triplet.cmake" \
+   -DCMAKE_SUPPRESS_REGENERATION=ON) \
+  >>"$LOG" 2>&1 || { tail -n 20 "$LOG" >&2; die "configure with only -DCMAKE_TOOLCHAIN_FILE failed"; }
+# No regeneration rule: with one, a dry run stops after "Re-running CMake" and checks nothing.
+ninja -C "$WORK/build-toolchain-only" -n >>"$LOG" 2>&1 ||
+  { tail -n 5 "$LOG" >&2; die "a cross configure with only -DCMAKE_TOOLCHAIN_FILE does not build (dry run)"; }
+say "a configure with only the toolchain file builds (dry run, $(since "$t") s)"
 say "passed ($(since "$T0") s)"

@@ -297,40 +297,39 @@ class PyTranslator {
   // tuples, best first. score is None unless options.return_scores, alignment None unless
   // options.return_alignments ([num_ids + 1][source_tokens] float32).
   py::list Translate(const std::vector<std::string>& texts, const TranslateOptions& options) {
-    std::vector<std::string_view> views(texts.begin(), texts.end());
-    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
-    const SentenceResultView* res = nullptr;
-    Status s;
+    std::vector<TranslationResult> res;
     std::vector<size_t> src_tokens;
+    Status s;
     {
-      py::gil_scoped_release nogil;  // never wait for the mutex while holding the GIL
-      lock.lock();
-      const auto t0 = std::chrono::steady_clock::now();
-      s = tr_->TranslateViews(views.data(), views.size(), options, &res);
-      runtime_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      py::gil_scoped_release nogil;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        const auto t0 = std::chrono::steady_clock::now();
+        s = tr_->Translate(texts, options, &res);  // copies the results out of the arena
+        runtime_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
       // The runtime's alignment rows span the batch's padded source length; each result gets
       // the columns of its own source tokens (the others are 0).
       if (s.ok() && options.return_alignments)
-        for (std::string_view v : views) src_tokens.push_back(model_->SourceTokens(v));
+        for (const std::string& t : texts) src_tokens.push_back(model_->SourceTokens(t));
     }
     Check(s);
-    // The views stay valid while the mutex is held; build the Python objects from them.
     py::list out;
     for (size_t i = 0; i < texts.size(); ++i) {
       py::list hyps;
-      for (int k = 0; k < res[i].num_hypotheses; ++k) {
-        const HypothesisView& h = res[i].hypotheses[k];
+      for (const Hypothesis& h : res[i].hypotheses) {
         py::object score = options.return_scores ? py::object(py::float_(h.score)) : py::object(py::none());
         py::object align = py::none();
         if (options.return_alignments) {  // [num_ids + 1][own source tokens]; an empty input: [1][0]
-          const size_t rows = size_t(h.num_ids) + 1;
-          const size_t cols = h.alignment ? std::min(src_tokens[i], size_t(h.source_tokens)) : 0;
+          const size_t rows = h.ids.size() + 1;
+          const size_t cols = h.alignment.empty() ? 0 : std::min(src_tokens[i], size_t(h.source_tokens));
           py::array_t<float> a({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
           for (size_t r = 0; r < rows && cols; ++r)
-            std::memcpy(a.mutable_data() + r * cols, h.alignment + r * size_t(h.source_tokens), sizeof(float) * cols);
+            std::memcpy(a.mutable_data() + r * cols, h.alignment.data() + r * size_t(h.source_tokens),
+                        sizeof(float) * cols);
           align = std::move(a);
         }
-        hyps.append(py::make_tuple(py::str(h.text.data(), h.text.size()), ToArray(h.ids, size_t(h.num_ids)),
+        hyps.append(py::make_tuple(py::str(h.text), ToArray(h.ids.data(), h.ids.size()),
                                    std::move(score), std::move(align)));
       }
       out.append(std::move(hyps));
@@ -392,13 +391,13 @@ class PyTranslator {
   // The profile of the last translate call (a dict, see ProfileDict), or None when that call was
   // not profiled or failed.
   py::object LastProfile() {
-    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    std::unique_ptr<ProfileCopy> p;
     {
       py::gil_scoped_release nogil;
-      lock.lock();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (const ProfileView* v = tr_->last_profile()) p = std::make_unique<ProfileCopy>(*v);
     }
-    const ProfileView* v = tr_->last_profile();
-    return v ? py::object(ProfileDict(*v)) : py::object(py::none());
+    return p ? py::object(ProfileDict(p->view)) : py::object(py::none());
   }
 
   // For a thread that does not hold the GIL (the streaming worker): runs `call(translator)` under
@@ -415,8 +414,11 @@ class PyTranslator {
  private:
   std::shared_ptr<PyModel> model_;  // keeps the mapping alive as long as the translator
   std::unique_ptr<Translator> tr_;
-  std::mutex mu_;                   // one translation at a time per arena
-  double runtime_seconds_ = 0;      // time inside TranslateViews (without the GIL), guarded by mu_
+  // One translation at a time per arena. Taken only without the GIL, and released before the GIL
+  // is taken again (results are copied out under it, turned into Python objects after): no
+  // Python code, nor a garbage collection that drops a _Stream, ever runs while it is held.
+  std::mutex mu_;
+  double runtime_seconds_ = 0;  // time inside the runtime's translate calls, guarded by mu_
 
  public:
   double runtime_seconds() {
@@ -430,10 +432,11 @@ class PyTranslator {
 // One streamed translation of one text. Start() runs the runtime call on a worker thread that
 // never takes the GIL: the runtime's stream callback copies each event into a queue under a
 // mutex, and Next(), on the Python thread, waits for the next event with the GIL released.
-// Close() (and the destructor) waits for the worker: the runtime has no cancellation, so an
-// early close lets the running call finish and drops its remaining events. Neither side
-// blocks the other for longer than a queue operation, so a caller that translates with the
-// same Translator while a stream is open waits for the streamed call, then proceeds.
+// Close() and the destructor wait for the worker, with the GIL released: the runtime has no
+// cancellation, so an early close lets the running call finish and drops its remaining events.
+// The worker needs the translator's mutex, which another thread may hold for a call on the same
+// Translator; that thread never needs the GIL while holding it (see PyTranslator::mu_), so the
+// wait ends once that call and then the streamed one have finished, with or without the GIL.
 class PyStream {
  public:
   PyStream(py::object owner, PyTranslator* tr, std::string text, const TranslateOptions& options)
@@ -443,10 +446,7 @@ class PyStream {
   }
   PyStream(const PyStream&) = delete;
   PyStream& operator=(const PyStream&) = delete;
-  ~PyStream() {  // runs with the GIL held, which the worker never needs: joining cannot deadlock
-    closed_.store(true);
-    if (worker_.joinable()) worker_.join();
-  }
+  ~PyStream() { Join(); }  // runs with the GIL held (a Python object's deallocation)
 
   void Start() {
     if (started_) Throw(Status(StatusCode::kInvalidArgument, "this stream was already started"));
@@ -490,18 +490,23 @@ class PyStream {
     }
   }
 
-  // Waits for the worker (without the GIL) and drops undelivered events. Idempotent.
+  // Waits for the worker and drops undelivered events. Idempotent.
   void Close() {
-    closed_.store(true);
-    {
-      py::gil_scoped_release nogil;
-      if (worker_.joinable()) worker_.join();
-    }
+    Join();
     std::lock_guard<std::mutex> lock(mu_);
     queue_.clear();
   }
 
  private:
+  // Stops event delivery and waits for the worker without the GIL (other Python threads run
+  // meanwhile). Called with the GIL held.
+  void Join() {
+    closed_.store(true);
+    if (!worker_.joinable()) return;
+    py::gil_scoped_release nogil;
+    worker_.join();
+  }
+
   struct Item {
     std::string text;
     std::vector<int32_t> ids;

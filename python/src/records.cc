@@ -59,5 +59,11 @@ py::dict ProfileDict(const ProfileView& v) {
                   "dropped_events"_a = v.dropped_events, "entries"_a = entries, "events"_a = events);
 }
 
+ProfileCopy::ProfileCopy(const ProfileView& v)
+    : entries(v.entries, v.entries + v.num_entries), events(v.events, v.events + v.num_events), view(v) {
+  view.entries = entries.data();
+  view.events = events.data();
+}
+
 }  // namespace python
 }  // namespace mtlite

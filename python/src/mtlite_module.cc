@@ -6,7 +6,7 @@
 //   convert(hf_dir, out_path, quantize)       the host converter
 // Every call that runs the model releases the GIL, so two Python threads with two translators
 // translate in parallel. Runtime errors (mtlite::Status) become the exception classes below,
-// carrying the runtime's message.
+// carrying the runtime's message. Records (limits, plans, profiles) become dicts in records.cc.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -28,6 +28,7 @@
 
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
+#include "records.h"
 #include "tokenizer.h"
 
 #ifdef MTLITE_PY_HAS_CONVERTER
@@ -145,57 +146,6 @@ std::vector<int32_t> EncodeText(const SpmTokenizer& tok, std::string_view text) 
 }
 
 // ---- model -------------------------------------------------------------------------------
-
-py::dict LimitsDict(const TranslatorLimits& l) {
-  py::dict d;
-  d["max_batch"] = l.max_batch;
-  d["max_source_tokens"] = l.max_source_tokens;
-  d["max_target_tokens"] = l.max_target_tokens;
-  d["max_beam"] = l.max_beam;
-  d["max_n_best"] = l.max_n_best;
-  d["max_input_bytes"] = l.max_input_bytes;
-  d["alignments"] = l.alignments;
-  d["threads"] = l.num_threads;
-  d["profiling"] = l.profiling;
-  d["profile_events"] = l.profile_events;
-  return d;
-}
-
-py::list SizeProfileList(const Model& model) {
-  py::list out;
-  for (const SizeComponent& c : model.SizeProfile())
-    out.append(py::dict("name"_a = c.name, "bytes"_a = c.bytes, "dtypes"_a = c.dtypes));
-  return out;
-}
-
-py::dict ArenaPlanDict(const ArenaPlanInfo& plan) {
-  py::list buffers;
-  for (const ArenaBufferInfo& b : plan.buffers)
-    buffers.append(py::dict("name"_a = b.name, "offset"_a = b.offset, "bytes"_a = b.bytes,
-                            "first_phase"_a = b.first_phase, "last_phase"_a = b.last_phase,
-                            "persistent"_a = b.persistent));
-  return py::dict("total_bytes"_a = plan.total_bytes, "unshared_bytes"_a = plan.unshared_bytes,
-                  "phases"_a = plan.phases, "buffers"_a = buffers);
-}
-
-// A translate call's profile (ProfileView) as plain Python data; entries with calls == 0 are left out.
-py::dict ProfileDict(const ProfileView& v) {
-  py::list entries, events;
-  for (size_t i = 0; i < v.num_entries; ++i) {
-    const ProfileEntry& e = v.entries[i];
-    if (e.calls == 0) continue;
-    entries.append(py::dict("op"_a = e.op, "component"_a = e.component, "parent"_a = e.parent, "layer"_a = e.layer,
-                            "calls"_a = e.calls, "total_ns"_a = e.total_ns, "bytes"_a = e.bytes, "macs"_a = e.macs));
-  }
-  for (size_t i = 0; i < v.num_events; ++i) {
-    const ProfileEvent& e = v.events[i];
-    events.append(py::dict("op"_a = e.op, "layer"_a = e.layer, "lane"_a = e.lane, "depth"_a = e.depth,
-                           "step"_a = e.step, "start_ns"_a = e.start_ns, "end_ns"_a = e.end_ns, "bytes"_a = e.bytes,
-                           "macs"_a = e.macs, "m"_a = e.m, "n"_a = e.n, "k"_a = e.k));
-  }
-  return py::dict("wall_ns"_a = v.wall_ns, "steps"_a = v.steps, "sentences"_a = v.sentences, "threads"_a = v.threads,
-                  "dropped_events"_a = v.dropped_events, "entries"_a = entries, "events"_a = events);
-}
 
 class PyModel {
  public:
@@ -347,40 +297,39 @@ class PyTranslator {
   // tuples, best first. score is None unless options.return_scores, alignment None unless
   // options.return_alignments ([num_ids + 1][source_tokens] float32).
   py::list Translate(const std::vector<std::string>& texts, const TranslateOptions& options) {
-    std::vector<std::string_view> views(texts.begin(), texts.end());
-    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
-    const SentenceResultView* res = nullptr;
-    Status s;
+    std::vector<TranslationResult> res;
     std::vector<size_t> src_tokens;
+    Status s;
     {
-      py::gil_scoped_release nogil;  // never wait for the mutex while holding the GIL
-      lock.lock();
-      const auto t0 = std::chrono::steady_clock::now();
-      s = tr_->TranslateViews(views.data(), views.size(), options, &res);
-      runtime_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      py::gil_scoped_release nogil;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        const auto t0 = std::chrono::steady_clock::now();
+        s = tr_->Translate(texts, options, &res);  // copies the results out of the arena
+        runtime_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
       // The runtime's alignment rows span the batch's padded source length; each result gets
       // the columns of its own source tokens (the others are 0).
       if (s.ok() && options.return_alignments)
-        for (std::string_view v : views) src_tokens.push_back(model_->SourceTokens(v));
+        for (const std::string& t : texts) src_tokens.push_back(model_->SourceTokens(t));
     }
     Check(s);
-    // The views stay valid while the mutex is held; build the Python objects from them.
     py::list out;
     for (size_t i = 0; i < texts.size(); ++i) {
       py::list hyps;
-      for (int k = 0; k < res[i].num_hypotheses; ++k) {
-        const HypothesisView& h = res[i].hypotheses[k];
+      for (const Hypothesis& h : res[i].hypotheses) {
         py::object score = options.return_scores ? py::object(py::float_(h.score)) : py::object(py::none());
         py::object align = py::none();
         if (options.return_alignments) {  // [num_ids + 1][own source tokens]; an empty input: [1][0]
-          const size_t rows = size_t(h.num_ids) + 1;
-          const size_t cols = h.alignment ? std::min(src_tokens[i], size_t(h.source_tokens)) : 0;
+          const size_t rows = h.ids.size() + 1;
+          const size_t cols = h.alignment.empty() ? 0 : std::min(src_tokens[i], size_t(h.source_tokens));
           py::array_t<float> a({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
           for (size_t r = 0; r < rows && cols; ++r)
-            std::memcpy(a.mutable_data() + r * cols, h.alignment + r * size_t(h.source_tokens), sizeof(float) * cols);
+            std::memcpy(a.mutable_data() + r * cols, h.alignment.data() + r * size_t(h.source_tokens),
+                        sizeof(float) * cols);
           align = std::move(a);
         }
-        hyps.append(py::make_tuple(py::str(h.text.data(), h.text.size()), ToArray(h.ids, size_t(h.num_ids)),
+        hyps.append(py::make_tuple(py::str(h.text), ToArray(h.ids.data(), h.ids.size()),
                                    std::move(score), std::move(align)));
       }
       out.append(std::move(hyps));
@@ -442,13 +391,13 @@ class PyTranslator {
   // The profile of the last translate call (a dict, see ProfileDict), or None when that call was
   // not profiled or failed.
   py::object LastProfile() {
-    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    std::unique_ptr<ProfileCopy> p;
     {
       py::gil_scoped_release nogil;
-      lock.lock();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (const ProfileView* v = tr_->last_profile()) p = std::make_unique<ProfileCopy>(*v);
     }
-    const ProfileView* v = tr_->last_profile();
-    return v ? py::object(ProfileDict(*v)) : py::object(py::none());
+    return p ? py::object(ProfileDict(p->view)) : py::object(py::none());
   }
 
   // For a thread that does not hold the GIL (the streaming worker): runs `call(translator)` under
@@ -465,8 +414,11 @@ class PyTranslator {
  private:
   std::shared_ptr<PyModel> model_;  // keeps the mapping alive as long as the translator
   std::unique_ptr<Translator> tr_;
-  std::mutex mu_;                   // one translation at a time per arena
-  double runtime_seconds_ = 0;      // time inside TranslateViews (without the GIL), guarded by mu_
+  // One translation at a time per arena. Taken only without the GIL, and released before the GIL
+  // is taken again (results are copied out under it, turned into Python objects after): no
+  // Python code, nor a garbage collection that drops a _Stream, ever runs while it is held.
+  std::mutex mu_;
+  double runtime_seconds_ = 0;  // time inside the runtime's translate calls, guarded by mu_
 
  public:
   double runtime_seconds() {
@@ -480,10 +432,11 @@ class PyTranslator {
 // One streamed translation of one text. Start() runs the runtime call on a worker thread that
 // never takes the GIL: the runtime's stream callback copies each event into a queue under a
 // mutex, and Next(), on the Python thread, waits for the next event with the GIL released.
-// Close() (and the destructor) waits for the worker: the runtime has no cancellation, so an
-// early close lets the running call finish and drops its remaining events. Neither side
-// blocks the other for longer than a queue operation, so a caller that translates with the
-// same Translator while a stream is open waits for the streamed call, then proceeds.
+// Close() and the destructor wait for the worker, with the GIL released: the runtime has no
+// cancellation, so an early close lets the running call finish and drops its remaining events.
+// The worker needs the translator's mutex, which another thread may hold for a call on the same
+// Translator; that thread never needs the GIL while holding it (see PyTranslator::mu_), so the
+// wait ends once that call and then the streamed one have finished, with or without the GIL.
 class PyStream {
  public:
   PyStream(py::object owner, PyTranslator* tr, std::string text, const TranslateOptions& options)
@@ -493,10 +446,7 @@ class PyStream {
   }
   PyStream(const PyStream&) = delete;
   PyStream& operator=(const PyStream&) = delete;
-  ~PyStream() {  // runs with the GIL held, which the worker never needs: joining cannot deadlock
-    closed_.store(true);
-    if (worker_.joinable()) worker_.join();
-  }
+  ~PyStream() { Join(); }  // runs with the GIL held (a Python object's deallocation)
 
   void Start() {
     if (started_) Throw(Status(StatusCode::kInvalidArgument, "this stream was already started"));
@@ -540,18 +490,23 @@ class PyStream {
     }
   }
 
-  // Waits for the worker (without the GIL) and drops undelivered events. Idempotent.
+  // Waits for the worker and drops undelivered events. Idempotent.
   void Close() {
-    closed_.store(true);
-    {
-      py::gil_scoped_release nogil;
-      if (worker_.joinable()) worker_.join();
-    }
+    Join();
     std::lock_guard<std::mutex> lock(mu_);
     queue_.clear();
   }
 
  private:
+  // Stops event delivery and waits for the worker without the GIL (other Python threads run
+  // meanwhile). Called with the GIL held.
+  void Join() {
+    closed_.store(true);
+    if (!worker_.joinable()) return;
+    py::gil_scoped_release nogil;
+    worker_.join();
+  }
+
   struct Item {
     std::string text;
     std::vector<int32_t> ids;

@@ -3,6 +3,7 @@
 The environment names the build tree: PYTHONPATH=<build>/python (the module under test),
 MTLITE_PYTHON_BUILD_DIR (checked: the tests never run against a stale installed copy),
 MTLITE_BIN (the CLI, for output comparisons), MTLITE_TEST_MODEL_DIR (demo.{int8,fp32}.mtlite).
+Fixtures of scope "package" are made once for all the tests of this directory.
 """
 import json
 import os
@@ -31,7 +32,7 @@ def _env(name):
     return v
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def mtlite():
     build = os.path.realpath(_env("MTLITE_PYTHON_BUILD_DIR"))
     import mtlite as m
@@ -40,33 +41,33 @@ def mtlite():
     return m
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cli():
     b = _env("MTLITE_BIN")
     assert os.access(b, os.X_OK), f"MTLITE_BIN={b} is not an executable"
     return b
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def model_dir():
     return _env("MTLITE_TEST_MODEL_DIR")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def int8_path(model_dir):
     p = os.path.join(model_dir, "demo.int8.mtlite")
     assert os.path.exists(p), f"missing {p} (built by the demo_models target)"
     return p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def fp32_path(model_dir):
     p = os.path.join(model_dir, "demo.fp32.mtlite")
     assert os.path.exists(p), f"missing {p} (built by the demo_models target)"
     return p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def int8_model(mtlite, int8_path):
     return mtlite.Model(int8_path)
 
@@ -110,7 +111,7 @@ def run_cli(cli, args, lines, check=True):
     return p.returncode, out, p.stderr.decode("utf-8", "replace")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def multi_model(mtlite, tmp_path_factory):
     """A random checkpoint whose vocabulary holds OPUS-MT language codes (make_random_checkpoint.py
     --preset multi), converted with mtlite.convert."""
@@ -125,7 +126,7 @@ def multi_model(mtlite, tmp_path_factory):
     return str(out)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def lang_code_cases():
     with open(os.path.join(TOKENIZER_DATA, "lang_codes.jsonl"), encoding="utf-8") as f:
         return [json.loads(l) for l in f]

@@ -3,6 +3,7 @@ translate_batch / translate_iterable / translate_file / translate_stream, agains
 `mtlite translate --shortlist` on a model `mtlite shortlist` made."""
 import os
 
+import numpy as np
 import pytest
 
 from conftest import ROOT, dev_lines, run_cli
@@ -56,6 +57,21 @@ def test_iterable_file_and_stream(mtlite, shortlist_path, tmp_path):
         final = [e for e in tr.translate_stream(text, beam_size=4, use_shortlist=True) if e.final]
         assert len(final) == 1
         assert final[0].text == tr.translate_batch([text], beam_size=4, use_shortlist=True)[0].text
+
+
+def test_score_after_a_shortlist_translation(mtlite, shortlist_path):
+    # score_batch scores over the whole vocabulary, whatever the translator's previous call was:
+    # after translate_batch(use_shortlist=True), the same scores as a translator that never
+    # translated (bit for bit: the same computation on the same model and limits).
+    src = dev_lines("multi30k.val")[:4] + dev_lines("tatoeba.dev")[:4]
+    tgt = dev_lines("multi30k.val", "de")[:4] + dev_lines("tatoeba.dev", "de")[:4]
+    want = mtlite.Translator(shortlist_path, max_batch=16, max_beam=4).score_batch(src, tgt)
+    tr = mtlite.Translator(shortlist_path, max_batch=16, max_beam=4)
+    tr.translate_batch(lines16(), beam_size=4, use_shortlist=True)
+    got = tr.score_batch(src, tgt)
+    for line, w, g in zip(src, want, got):
+        assert g.tokens.tolist() == w.tokens.tolist(), line
+        assert np.array_equal(g.log_probs, w.log_probs), (line, g.score, w.score)
 
 
 def test_model_without_a_shortlist_section(mtlite, int8_model):

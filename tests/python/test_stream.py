@@ -3,6 +3,8 @@ event equals translate_batch's result; a generator closed early leaves no thread
 `mtlite translate --stream` on a terminal (the pipe format is tested by cli_stream_test)."""
 import gc
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -143,6 +145,43 @@ def test_same_translator_while_a_stream_is_open(mtlite, int8_model):
     assert not th.is_alive(), "translate_batch did not finish while a stream was open"
     assert result == [want]
     assert list(gen)[-1].text == want[0]
+
+
+DROP_STREAMS = """
+import faulthandler, sys, threading
+import mtlite, mtlite._mtlite
+faulthandler.dump_traceback_later(float(sys.argv[3]), exit=True)  # a deadlock: stacks, then exit 1
+tr = mtlite.Translator(sys.argv[1], max_batch=4, max_beam=4)
+text = sys.argv[2]
+stop = threading.Event()
+
+def translate():
+    while not stop.is_set():
+        tr.translate_batch([text] * 4, beam_size=4)
+
+th = threading.Thread(target=translate)
+th.start()
+options = mtlite._mtlite._Options()
+options.beam_size = 4
+for _ in range(30):
+    stream = tr._impl.stream(text, options)
+    stream.start()  # the worker waits for the translator while the other thread translates
+    del stream      # destroyed without close(): its destructor waits for the worker
+stop.set()
+th.join()
+print("done")
+"""
+
+
+def test_dropping_a_stream_while_another_thread_translates(int8_path):
+    # A started stream object destroyed without close(), while another thread translates with the
+    # same Translator, must not deadlock: its worker waits for that thread's call, and that call
+    # must not need the GIL the destructor holds before it lets the translator go. A subprocess
+    # (and a watchdog in it), so that a deadlock fails the test instead of hanging it.
+    text = max(dev_lines("multi30k.val")[:50], key=len)
+    p = subprocess.run([sys.executable, "-c", DROP_STREAMS, int8_path, text, "120"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=300)
+    assert p.returncode == 0 and p.stdout.decode().split() == ["done"], p.stderr.decode()[-4000:]
 
 
 def test_two_streams_in_two_threads(mtlite, int8_model):

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The profiler's cost, in one interleaved run of three variants of bench/e2e_bench:
 
-  baseline  the previous release (git e0a6ba1, before the profiler existed)
+  baseline  the previous release (before the profiler existed): --baseline-build / --baseline-rev
   off       this build, profiling compiled in but not requested (the default)
   on        this build with the profiler on (e2e_bench --profile: TranslatorLimits::profiling
             and TranslateOptions::profile on every call)
@@ -12,18 +12,19 @@ Every repetition runs each variant once, in rotating order, on the same model fi
 off, at batch 1 greedy (the defaults). Exit 1 when a target is missed, so run it on an idle
 machine (the 1-minute load is printed before every run).
 
-  /usr/bin/python3 bench/profile_overhead.py [--build build] [--baseline DIR] [--reps 7]
-      [--lines 300] [--input FILE] [--model FILE] [--beam 1] [--batch 1] [--threads 1] [--cpu N]
+  /usr/bin/python3 bench/profile_overhead.py [--build build] (--baseline-build DIR | --baseline-rev REV)
+      [--reps 7] [--lines 300] [--input FILE] [--model FILE] [--beam 1] [--batch 1] [--threads 1] [--cpu N]
 
 --cpu: every run is pinned to CPU N (default: the first CPU this process may use; -1: no pinning).
 The cores of a virtual machine need not be equally fast: on the 2-core machine these figures
 come from, one vCPU ran the same translation 1.28x slower than the other at the same time, so
 unpinned runs land in two clusters and the medians compare the scheduler's choices.
 
---baseline: a build directory of the previous release holding bench/e2e_bench. Without it, the
-script makes one: `git worktree add --detach` of e0a6ba1 under --work (default
-$TMPDIR/mtlite-profile-overhead), configured and built there (e2e_bench only, -j$JOBS, default 2);
-later runs reuse it.
+--baseline-build DIR: a build directory of the previous release holding bench/e2e_bench.
+--baseline-rev REV (a tag such as v0.1.0, or a commit): the previous release's revision; when
+--baseline-build (default build-baseline/) lacks its build, the script makes one from a detached
+`git worktree add` of REV (--baseline-src, default in the system temp directory; e2e_bench only,
+-j2); later runs reuse it.
 """
 import argparse
 import json
@@ -33,26 +34,12 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BASELINE_COMMIT = "e0a6ba1"
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import bench_common as bc  # noqa: E402
+
 TARGET_OFF, TARGET_ON = 1.01, 1.03
-
-
-def sh(cmd, **kw):
-    print("+ " + " ".join(cmd), file=sys.stderr)
-    subprocess.run(cmd, check=True, **kw)
-
-
-def make_baseline(work, jobs):
-    src = os.path.join(work, "src-" + BASELINE_COMMIT)
-    build = os.path.join(work, "build-" + BASELINE_COMMIT)
-    if not os.path.isdir(src):
-        os.makedirs(work, exist_ok=True)
-        sh(["git", "-C", ROOT, "worktree", "add", "--detach", src, BASELINE_COMMIT])
-    if not os.path.exists(os.path.join(build, "build.ninja")):
-        sh(["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"], stdout=subprocess.DEVNULL)
-    sh(["cmake", "--build", build, "-j", str(jobs), "--target", "e2e_bench"])
-    return build
 
 
 def run_once(binary, args, profile, out_dir, tag, cpu):
@@ -72,9 +59,7 @@ def run_once(binary, args, profile, out_dir, tag, cpu):
 def main():
     ap = argparse.ArgumentParser(description="profiler overhead: previous release vs profiling off vs on")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="this tree's build directory")
-    ap.add_argument("--baseline", help="build directory of the previous release (has bench/e2e_bench)")
-    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "mtlite-profile-overhead"),
-                    help="where a missing baseline is checked out and built")
+    bc.add_baseline_args(ap, "bench/e2e_bench")
     ap.add_argument("--model", help="model file (default: <build>/models/demo.int8.mtlite)")
     ap.add_argument("--input", default=os.path.join(ROOT, "tests", "data", "dev", "multi30k.val.en"))
     ap.add_argument("--lines", type=int, default=300, help="first N input lines (0: all)")
@@ -85,6 +70,8 @@ def main():
     ap.add_argument("--cpu", type=int, help="pin every run to this CPU (default: the first allowed; -1: none)")
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args()
+    if not bc.has_baseline(a):
+        ap.error("name the previous release: --baseline-build DIR or --baseline-rev REV")
     if a.cpu is None:
         a.cpu = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else -1
     if a.threads > 1 and a.cpu >= 0:
@@ -93,10 +80,13 @@ def main():
     this = os.path.join(a.build, "bench", "e2e_bench")
     if not os.access(this, os.X_OK):
         sys.exit(f"profile_overhead: {this} missing (cmake --build {a.build} --target e2e_bench)")
-    base_dir = a.baseline or make_baseline(a.work, int(os.environ.get("JOBS", "2")))
-    base = os.path.join(base_dir, "bench", "e2e_bench")
+    try:
+        base = bc.ensure_baseline(a, {"e2e_bench": "bench/e2e_bench"}, ["e2e_bench"],
+                                  lambda msg: print(f"profile_overhead: {msg}", file=sys.stderr))[0]["e2e_bench"]
+    except bc.SetupError as ex:
+        sys.exit(f"profile_overhead: {ex}")
     if not os.access(base, os.X_OK):
-        sys.exit(f"profile_overhead: {base} missing")
+        sys.exit(f"profile_overhead: {base} is not an executable")
     model = a.model or os.path.join(a.build, "models", "demo.int8.mtlite")
     tmp = tempfile.TemporaryDirectory()
     inp = a.input

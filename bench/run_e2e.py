@@ -21,11 +21,9 @@ batch-16 output equals its batch-1 output, and PyTorch fp32 greedy ids equal mtl
   /usr/bin/python3 bench/run_e2e.py --build-dir build-e2e --smoke          # CI, < 2 min
 Outputs: bench/results/e2e.json, e2e.md, e2e.png (--smoke: bench/results/smoke/).
 """
-import argparse
 import datetime
 import json
 import os
-import platform
 import shutil
 import signal
 import statistics
@@ -36,8 +34,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
 import bleu  # noqa: E402
+from bench_common import (child_env, cpu_name, csv_names, finish, fmt, git_dirty_sources, git_rev,  # noqa: E402
+                          id_parity, load1, md_failures, newest_source, parser, raise_interrupt, read_lines,
+                          repo_relative, run_child, torch_peer_cmd)
 
 ENGINES = {
     # name: (kind, variant, label)
@@ -49,38 +51,13 @@ ENGINES = {
 SETS = ["multi30k.val", "tatoeba.dev"]
 
 
-def csv_ints(s):
-    try:
-        v = [int(x) for x in s.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got '{s}'")
-    if not v or min(v) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got '{s}'")
-    return v
-
-
-def csv_names(choices):
-    def parse(s):
-        v = [x.strip() for x in s.split(",") if x.strip()]
-        bad = [x for x in v if x not in choices]
-        if not v or bad:
-            raise argparse.ArgumentTypeError(f"unknown {bad or s}; choose from {','.join(choices)}")
-        return v
-    return parse
-
-
 def parse_args(argv):
-    ap = argparse.ArgumentParser(description="mtlite vs PyTorch end-to-end benchmark",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"),
-                    help="host build with bench/e2e_bench and models/demo.{int8,fp32}.mtlite")
+    ap = parser("mtlite vs PyTorch end-to-end benchmark", __doc__,
+                "host build with bench/e2e_bench and models/demo.{int8,fp32}.mtlite")
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "models", "marian-en-de-tiny"))
     ap.add_argument("--data-dir", default=os.path.join(ROOT, "tests", "data", "dev"))
     ap.add_argument("--sets", type=csv_names(SETS), default=SETS)
     ap.add_argument("--engines", type=csv_names(list(ENGINES)), default=list(ENGINES))
-    ap.add_argument("--batch", type=csv_ints, default=[1, 16])
-    ap.add_argument("--threads", type=csv_ints, default=[1, 2])
-    ap.add_argument("--beam", type=csv_ints, default=[1, 4])
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--limit", type=int, default=0, help="first N sentences of each set (0 = all)")
     ap.add_argument("--limit-mt", type=int, default=None,
@@ -119,41 +96,6 @@ def parse_args(argv):
 # ----------------------------------------------------------------------------- running
 
 
-def load1():
-    return round(os.getloadavg()[0], 2)
-
-
-def run_child(cmd, env, timeout, log_path, cpu=None):
-    """Runs cmd with stdout/stderr to files; returns (exit code, stdout text, rusage, wall s).
-    cpu: pin the child to this CPU (None: the scheduler's choice)."""
-    out_path = log_path + ".out"
-    with open(out_path, "wb") as out, open(log_path + ".err", "wb") as err:
-        t0 = time.perf_counter()
-        pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT, preexec_fn=pin)
-        deadline = t0 + timeout
-        try:
-            while True:
-                pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-                if pid == p.pid:
-                    break
-                if time.perf_counter() > deadline:
-                    p.kill()
-                    pid, status, ru = os.wait4(p.pid, 0)
-                    p.returncode = -9
-                    return 124, "", ru, time.perf_counter() - t0
-                time.sleep(0.02)
-        except BaseException:  # interrupted (Ctrl-C, SIGTERM): do not leave the child running
-            p.kill()
-            os.wait4(p.pid, 0)
-            p.returncode = -9
-            raise
-        p.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - t0
-    with open(out_path, encoding="utf-8", errors="replace") as f:
-        return p.returncode, f.read(), ru, wall
-
-
 def engine_cmd(a, engine, src, out, ids, batch, threads, beam):
     kind, variant, _ = ENGINES[engine]
     common = ["--input", src, "--output", out, "--ids-output", ids, "--batch", str(batch),
@@ -162,21 +104,7 @@ def engine_cmd(a, engine, src, out, ids, batch, threads, beam):
     if kind == "mtlite":
         return [os.path.join(a.build_dir, "bench", "e2e_bench"), "-m",
                 os.path.join(a.build_dir, "models", f"demo.{variant}.mtlite")] + common
-    return [sys.executable if sys.executable else "/usr/bin/python3", os.path.join(HERE, "torch_marian.py"),
-            "--variant", variant, "--model-dir", a.model_dir] + common
-
-
-def child_env(threads):
-    env = dict(os.environ)
-    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[k] = str(threads)
-    env["OMP_WAIT_POLICY"] = "PASSIVE"
-    return env
-
-
-def read_lines(path):
-    with open(path, encoding="utf-8") as f:
-        return [l.rstrip("\n") for l in f]
+    return torch_peer_cmd(variant, a.model_dir) + common
 
 
 def phase_split(a, srcs, runs, work, failures):
@@ -217,12 +145,6 @@ def phase_split(a, srcs, runs, work, failures):
 
 
 # ----------------------------------------------------------------------------- report
-
-
-def fmt(v, nd=0):
-    if v is None:
-        return "–"
-    return f"{v:,.{nd}f}"
 
 
 def ratio(x, y):
@@ -286,15 +208,6 @@ def combine_sets(rows, sets):
                     "target_tokens_per_s": toks / tot, "sentences_per_s": n / tot,
                     "peak_rss_kb": max(r["peak_rss_kb"] for r in rs)})
     return out
-
-
-def id_parity(path_a, path_b):
-    """Share of identical lines over the common prefix (both files hold the first N sentences)."""
-    a, b = read_lines(path_a), read_lines(path_b)
-    n = min(len(a), len(b))
-    if not n:
-        return None
-    return sum(x == y for x, y in zip(a[:n], b[:n])) / n
 
 
 def checks(a, rows):
@@ -445,10 +358,7 @@ def write_markdown(a, meta, rows, combined, chk, path):
         L.append(f"| {c['check']} | {c['set']} | {c['batch']} | {c['threads']} | {c['beam']} | "
                  f"{fmt(None if c['share'] is None else 100 * c['share'], 1)}% |")
     L.append("")
-    if meta.get("failures"):
-        L.append("## FAILURES\n")
-        L += [f"- {f}" for f in meta["failures"]]
-        L.append("")
+    L += md_failures(meta.get("failures"))
     if meta.get("phase_split"):
         L.append("## Where mtlite's batch-1 greedy time goes (1 thread)\n")
         L.append("`--max-length 1` rerun: tokenizer + encoder + cross-attention K/V + one decoder step per "
@@ -517,24 +427,6 @@ def plot(a, rows, combined, path):
 # ----------------------------------------------------------------------------- main
 
 
-SOURCE_DIRS = ("runtime", "converter", "schema")
-
-
-def newest_source():
-    """(mtime, path) of the newest runtime/converter/schema source or bench/e2e_bench.cc."""
-    best = (0.0, "")
-    paths = [os.path.join(HERE, "e2e_bench.cc")]
-    for d in SOURCE_DIRS:
-        for dp, _, files in os.walk(os.path.join(ROOT, d)):
-            paths += [os.path.join(dp, f) for f in files if f.endswith((".cc", ".h", ".hpp", ".fbs"))]
-    for p in paths:
-        try:
-            best = max(best, (os.path.getmtime(p), p))
-        except OSError:
-            pass
-    return best
-
-
 def ensure_build(a):
     """Builds e2e_bench and the demo models (unless --no-build) and refuses a stale build.
     Returns an error string or None."""
@@ -555,40 +447,8 @@ def ensure_build(a):
     return None
 
 
-def git_dirty_sources():
-    try:
-        r = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--"] + list(SOURCE_DIRS) +
-                           ["bench/e2e_bench.cc"], capture_output=True, text=True)
-        return [l[3:] for l in r.stdout.splitlines()]
-    except OSError:
-        return []
-
-
-def git_rev():
-    try:
-        r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-        return r.stdout.strip()
-    except OSError:
-        return "?"
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
-
-
-def _sigterm(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main(argv):
-    signal.signal(signal.SIGTERM, _sigterm)
+    signal.signal(signal.SIGTERM, raise_interrupt)
     a = parse_args(argv)
     t_start = time.perf_counter()
     failures = []
@@ -720,7 +580,7 @@ def main(argv):
         r.pop("ids", None)
     result = {"meta": meta, "results": rows, "all_sets": combined, "checks": chk, "runs": runs}
     with open(os.path.join(a.out_dir, "e2e.json"), "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=1, default=str)
+        json.dump(repo_relative(json.loads(json.dumps(result, default=str))), f, indent=1)
     write_markdown(a, meta, rows, combined, chk, os.path.join(a.out_dir, "e2e.md"))
     if not a.no_plot:
         try:
@@ -728,13 +588,9 @@ def main(argv):
         except Exception as ex:  # noqa: BLE001 -- a failed plot fails the run, with the reason
             failures.append(f"plot failed: {ex!r}")
     shutil.rmtree(work, ignore_errors=True)
-    print(open(os.path.join(a.out_dir, "e2e.md"), encoding="utf-8").read())
-    print(f"run_e2e.py: {meta['elapsed_s']} s, load {meta['load1_start']} -> {meta['load1_end']}; "
-          f"results in {a.out_dir}", file=sys.stderr)
-    if failures:
-        print("run_e2e.py: FAILED:\n  " + "\n  ".join(failures), file=sys.stderr)
-        return 1
-    return 0
+    return finish(os.path.join(a.out_dir, "e2e.md"), lambda msg: print(f"run_e2e.py: {msg}", file=sys.stderr),
+                  f"{meta['elapsed_s']} s, load {meta['load1_start']} -> {meta['load1_end']}; results in {a.out_dir}",
+                  failures)
 
 
 if __name__ == "__main__":

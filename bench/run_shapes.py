@@ -7,8 +7,9 @@ ids + the forced </s> at 64), converts them with this build's `mtlite convert --
 and in ONE run measures, interleaved, for every shape x batch x threads x search:
 
   mtlite-int8       this build (bench/e2e_bench of --build-dir)
-  mtlite-turn1      the turn-1 build (git e0a6ba1: --baseline-build, or built into build-baseline/
-                    from a detached worktree outside the repository)
+  mtlite-baseline   the previous release (--baseline-build DIR, a build of it; or --baseline-rev REV,
+                    built into build-baseline/ from a detached worktree outside the repository);
+                    run only when one of them names it
   mtlite-shortlist  this build with --shortlist, on the shape's model plus a shortlist that
                     `mtlite shortlist` builds from --shortlist-data (batch 1, 1 thread only: the
                     criterion is shortlist / none at batch 1)
@@ -44,31 +45,29 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-import run_e2e  # noqa: E402  (child runner, argument parsers, build freshness, machine info)
+import bench_common as bc  # noqa: E402
+from bench_common import PY, SetupError, fmt, run  # noqa: E402
 
-PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 MAKE_CKPT = os.path.join(ROOT, "tests", "reference", "make_random_checkpoint.py")
 SHAPES = ["demo", "tiny32k", "base"]
-BASELINE_REV = "e0a6ba1"
 ENGINES = {
     # name: (kind, label)
     "mtlite-int8": ("mtlite", "mtlite int8"),
-    "mtlite-turn1": ("mtlite", "mtlite int8 turn 1"),
+    "mtlite-baseline": ("mtlite", "mtlite int8 previous release"),
     "mtlite-shortlist": ("mtlite", "mtlite int8 + shortlist"),
     "torch-fp32": ("torch", "PyTorch fp32"),
     "torch-int8": ("torch", "PyTorch dyn. int8"),
 }
-DEFAULT_ENGINES = ["mtlite-int8", "mtlite-turn1", "mtlite-shortlist", "torch-fp32", "torch-int8"]
+DEFAULT_ENGINES = ["mtlite-int8", "mtlite-baseline", "mtlite-shortlist", "torch-fp32", "torch-int8"]
 RSS_SLACK_BYTES = 4 << 20  # peak RSS bound: model file + arena + 4 MiB
 # For the expected duration (--plan, the start line): per engine and shape, seconds of one decoder
 # step with one row, seconds per further row (batch x beam), and the process start (PyTorch:
-# import + load + quantize); rough, from CPU times of runs on this class of machine (mtlite-turn1:
+# import + load + quantize); rough, from CPU times of runs on this class of machine (mtlite-baseline:
 # x 1.2). After the first repetition the script extrapolates from its real time instead.
 PLAN_COST = {"mtlite": {"demo": (1.0e-4, 8e-5, 0.1), "tiny32k": (3e-4, 2e-4, 0.1), "base": (2.5e-3, 1e-3, 0.2)},
              "torch-fp32": {"demo": (3e-3, 3e-4, 2.5), "tiny32k": (6e-3, 6e-4, 3.0), "base": (3.6e-2, 2.9e-3, 6.0)},
@@ -76,7 +75,7 @@ PLAN_COST = {"mtlite": {"demo": (1.0e-4, 8e-5, 0.1), "tiny32k": (3e-4, 2e-4, 0.1
 
 
 def csv_shapes(s):
-    return run_e2e.csv_names(SHAPES)(s)
+    return bc.csv_names(SHAPES)(s)
 
 
 def torch_counts(s):
@@ -99,22 +98,12 @@ def torch_counts(s):
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(description="mtlite on deployment shapes (one interleaved run)",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"),
-                    help="this build: bench/e2e_bench, bench/gemm_bench, mtlite")
-    ap.add_argument("--baseline-build", default=os.path.join(ROOT, "build-baseline"),
-                    help="a build of --baseline-rev with bench/e2e_bench and mtlite (made when missing)")
-    ap.add_argument("--baseline-src", default=None,
-                    help="checkout of --baseline-rev to build from (default: a detached git worktree "
-                         "created in the system temp directory)")
-    ap.add_argument("--baseline-rev", default=BASELINE_REV)
+    ap = bc.parser("mtlite on deployment shapes (one interleaved run)", __doc__,
+                   "this build: bench/e2e_bench, bench/gemm_bench, mtlite")
+    bc.add_baseline_args(ap, "bench/e2e_bench and mtlite (engine mtlite-baseline)")
     ap.add_argument("--shapes", type=csv_shapes, default=list(SHAPES))
-    ap.add_argument("--engines", type=run_e2e.csv_names(list(ENGINES)), default=None,
+    ap.add_argument("--engines", type=bc.csv_names(list(ENGINES)), default=None,
                     help=f"default {','.join(DEFAULT_ENGINES)}")
-    ap.add_argument("--batch", type=run_e2e.csv_ints, default=[1, 16])
-    ap.add_argument("--threads", type=run_e2e.csv_ints, default=[1, 2])
-    ap.add_argument("--beam", type=run_e2e.csv_ints, default=[1, 4])
     ap.add_argument("--input", default=os.path.join(ROOT, "tests", "data", "dev", "multi30k.val.en"))
     ap.add_argument("--sentences", type=int, default=64, help="the first N lines of --input")
     ap.add_argument("--torch-sentences", type=torch_counts, default=torch_counts("demo:8,tiny32k:8,base:4"),
@@ -146,7 +135,9 @@ def parse_args(argv):
     ap.add_argument("--allow-stale", action="store_true")
     a = ap.parse_args(argv)
     if a.engines is None:
-        a.engines = list(DEFAULT_ENGINES)
+        a.engines = [e for e in DEFAULT_ENGINES if e != "mtlite-baseline" or bc.has_baseline(a)]
+    elif "mtlite-baseline" in a.engines and not bc.has_baseline(a):
+        ap.error("engine mtlite-baseline needs the previous release: --baseline-build DIR or --baseline-rev REV")
     if a.smoke:
         a.sentences = min(a.sentences, 4)
         a.torch_sentences = {k: 2 for k in SHAPES}
@@ -174,17 +165,6 @@ def log(msg):
     print(f"run_shapes.py: {msg}", file=sys.stderr, flush=True)
 
 
-class SetupError(Exception):
-    pass
-
-
-def run(cmd, what, timeout=None, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-    if r.returncode != 0:
-        raise SetupError(f"{what} failed (exit {r.returncode}): {' '.join(cmd)}\n{(r.stdout + r.stderr)[-3000:]}")
-    return r.stdout
-
-
 def sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -196,29 +176,6 @@ def sha256(path):
 def file_id(path):
     st = os.stat(path)
     return [st.st_size, int(st.st_mtime)]
-
-
-def repo_relative(x):
-    """x with every string path inside the repository made relative to its root (reports are
-    committed: they name no machine's directories)."""
-    if isinstance(x, str):
-        return os.path.relpath(x, ROOT) if x.startswith(ROOT + os.sep) or x == ROOT else x
-    if isinstance(x, dict):
-        return {k: repo_relative(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [repo_relative(v) for v in x]
-    return x
-
-
-def cpu_flags():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
 
 
 # ----------------------------------------------------------------------------- builds
@@ -235,56 +192,11 @@ def ensure_this_build(a):
     missing = [p for p in exes.values() if not os.path.exists(p)]
     if missing:
         raise SetupError(f"missing {', '.join(missing)} (configure {a.build_dir} with MTLITE_BUILD_BENCH=ON)")
-    mt, path = run_e2e.newest_source()
+    mt, path = bc.newest_source()
     if mt > os.path.getmtime(exes["e2e_bench"]) and not a.allow_stale:
         raise SetupError(f"stale build: {os.path.relpath(path, ROOT)} is newer than {exes['e2e_bench']} "
                          "(rebuild, or --allow-stale)")
     return exes
-
-
-def git_head(src):
-    r = subprocess.run(["git", "-C", src, "rev-parse", "HEAD"], capture_output=True, text=True)
-    return r.stdout.strip() if r.returncode == 0 else ""
-
-
-def ensure_baseline(a):
-    """e2e_bench and mtlite of --baseline-rev, built into --baseline-build when missing."""
-    bdir = a.baseline_build
-    exes = {"e2e_bench": os.path.join(bdir, "bench", "e2e_bench"), "mtlite": os.path.join(bdir, "mtlite")}
-    want = run(["git", "-C", ROOT, "rev-parse", a.baseline_rev + "^{commit}"], "git rev-parse").strip()
-    stamp = os.path.join(bdir, "mtlite_baseline_rev")
-    if all(os.path.exists(p) for p in exes.values()):
-        have = ""
-        if os.path.exists(stamp):
-            with open(stamp) as f:
-                have = f.read().strip()
-        else:  # a build made by hand: the revision of its source tree
-            try:
-                with open(os.path.join(bdir, "CMakeCache.txt")) as f:
-                    home = next((l.split("=", 1)[1].strip() for l in f if l.startswith("CMAKE_HOME_DIRECTORY")), "")
-                have = git_head(home) if home else ""
-            except OSError:
-                pass
-        if have == want:
-            return exes, want
-        raise SetupError(f"{bdir} holds a build of {have or 'an unknown revision'}, not {a.baseline_rev} ({want}); "
-                         "remove it or name another --baseline-build")
-    src = a.baseline_src or os.path.join(tempfile.gettempdir(), f"mtlite-baseline-{a.baseline_rev}")
-    src = os.path.abspath(src)
-    if os.path.commonpath([src, ROOT]) == ROOT:
-        raise SetupError(f"--baseline-src {src} is inside the repository; use a directory outside it")
-    if not os.path.exists(src):
-        log(f"git worktree add --detach {src} {a.baseline_rev}")
-        run(["git", "-C", ROOT, "worktree", "add", "--detach", src, want], "git worktree add")
-    if git_head(src) != want:
-        raise SetupError(f"{src} is at {git_head(src) or '?'}, not {a.baseline_rev} ({want})")
-    log(f"building the baseline ({a.baseline_rev}) into {bdir} (-j2; several minutes)")
-    run(["cmake", "-S", src, "-B", bdir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DMTLITE_BUILD_TESTS=OFF",
-         "-DMTLITE_BUILD_BENCH=ON", "-DMTLITE_BUILD_CONVERTER=ON"], "baseline configure")
-    run(["cmake", "--build", bdir, "-j", "2", "--target", "e2e_bench", "mtlite_cli"], "baseline build")
-    with open(stamp, "w") as f:
-        f.write(want + "\n")
-    return exes, want
 
 
 # ----------------------------------------------------------------------------- models
@@ -378,22 +290,14 @@ def source_tokens(ckpt, lines):
 # ----------------------------------------------------------------------------- machine
 
 
-def repo_path(v):
-    """A path argument as the report shows it: relative inside the repository, not shown outside."""
-    if isinstance(v, str) and os.path.isabs(v):
-        rel = os.path.relpath(v, ROOT)
-        return "(outside the repository)" if rel.startswith("..") else rel
-    return v
-
-
 def pin_to(cpu):
     return (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
 
 
 def roofline(a, exes, model, log_name, reps, mib=1024):
     """e2e_bench --roofline with a `mib` MiB read buffer, pinned like the 1-thread runs: (exit code, stdout)."""
-    rc, out, _, _ = run_e2e.run_child([exes["e2e_bench"], "-m", model, "--roofline", "--bw-mib", str(mib),
-                                       "--bw-reps", str(reps)], run_e2e.child_env(1), 600,
+    rc, out, _, _ = bc.run_child([exes["e2e_bench"], "-m", model, "--roofline", "--bw-mib", str(mib),
+                                       "--bw-reps", str(reps)], bc.child_env(1), 600,
                                       os.path.join(a.runs_dir, log_name), a.pin_cpu)
     return rc, out
 
@@ -409,7 +313,7 @@ def measure_machine(a, exes, model, shapes_info):
     shape's batch-1 step (read again and again like the step's weights: on a machine whose
     last-level cache keeps part of it, faster than the 1 GiB read), and the dispatched table's
     int8 GEMM peak."""
-    m = {"load1": run_e2e.load1()}
+    m = {"load1": bc.load1()}
     by_mib = {}  # one read per buffer size (the smaller shapes share the 16 MiB one)
     for shape, info in shapes_info.items():
         mib = step_read_mib(info)
@@ -561,30 +465,30 @@ def engine_cmd(a, job, exes, base_exes, models, ckpt, src):
     if ENGINES[e][0] == "torch":
         pat = os.path.join(a.runs_dir, job.tag("{batch}", "{beam}"))
         cfgs = ",".join(f"{b}:{k}:{n_sentences(a, e, shape, b)}" for b, k in job.cfgs)
-        return ([PY, os.path.join(HERE, "torch_marian.py"), "--variant", e.split("-")[1], "--model-dir", ckpt,
-                 "--configs", cfgs, "--output", pat + ".txt", "--ids-output", pat + ".ids"] + common), outs
+        return (bc.torch_peer_cmd(e.split("-")[1], ckpt) + ["--configs", cfgs, "--output", pat + ".txt",
+                                                            "--ids-output", pat + ".ids"] + common), outs
     (b, k), = job.cfgs
     common += ["--batch", str(b), "--beam", str(k), "--output", outs[(b, k)][0], "--ids-output", outs[(b, k)][1]]
     if e == "mtlite-int8":
         return [exes["e2e_bench"], "-m", models[(shape, "this")]] + common, outs
-    if e == "mtlite-turn1":
-        return [base_exes["e2e_bench"], "-m", models[(shape, "turn1")]] + common, outs
+    if e == "mtlite-baseline":
+        return [base_exes["e2e_bench"], "-m", models[(shape, "baseline")]] + common, outs
     extra = a.shortlist_args.replace("{ckpt}", ckpt).replace("{shape}", shape).split()
     return [exes["e2e_bench"], "-m", models[(shape, "shortlist")], "--shortlist"] + common + extra, outs
 
 
 def ids_stats(path, want):
     """(lines, lines whose id count != want)."""
-    lines = run_e2e.read_lines(path)
+    lines = bc.read_lines(path)
     return len(lines), sum(1 for l in lines if len(l.split()) != want)
 
 
 def do_job(a, job, cmd, outs):
     """Runs one engine process; returns one record per (batch, beam) of the job."""
     log_base = os.path.join(a.runs_dir, job.tag())
-    l1 = run_e2e.load1()
+    l1 = bc.load1()
     cpu = a.pin_cpu if job.threads == 1 else None
-    rc, stdout, ru, wall = run_e2e.run_child(cmd, run_e2e.child_env(job.threads), a.timeout, log_base, cpu)
+    rc, stdout, ru, wall = bc.run_child(cmd, bc.child_env(job.threads), a.timeout, log_base, cpu)
     try:  # e2e_bench: one (pretty-printed) object; torch_marian.py --configs: one object per line
         results = [json.loads(stdout)]
     except ValueError:
@@ -611,7 +515,7 @@ def do_job(a, job, cmd, outs):
         problem = None
         if not js:
             problem = f"exit {rc}, no result"
-        elif not os.path.exists(out) or len(run_e2e.read_lines(out)) != nsent or js.get("sentences") != nsent:
+        elif not os.path.exists(out) or len(bc.read_lines(out)) != nsent or js.get("sentences") != nsent:
             problem = f"output lines != {nsent} sentences"
         elif not js.get("deterministic", False):
             problem = "not deterministic"
@@ -710,7 +614,7 @@ def checks(a, rows):
             fails.append(f"{name}: ids differ between repetitions")
 
     def share(x, y):
-        return run_e2e.id_parity(x["ids"], y["ids"]) if "ids" in x and "ids" in y else None
+        return bc.id_parity(x["ids"], y["ids"]) if "ids" in x and "ids" in y else None
 
     for (s, b, t, k, e), r in sorted(idx.items()):
         if ENGINES[e][0] == "mtlite":
@@ -722,7 +626,7 @@ def checks(a, rows):
                 out.append({"check": f"{e} ids: {what}", "shape": s, "batch": b, "threads": t, "beam": k, "share": p})
                 if p != 1.0 and e == "mtlite-int8":
                     fails.append(f"{e} {s} b{b} t{t} beam{k}: {what} does not hold (share {p})")
-        pairs = {"mtlite-turn1": "mtlite-int8", "torch-int8": "torch-fp32", "torch-fp32": "mtlite-int8",
+        pairs = {"mtlite-baseline": "mtlite-int8", "torch-int8": "torch-fp32", "torch-fp32": "mtlite-int8",
                  "mtlite-shortlist": "mtlite-int8"}
         if e in pairs and (s, b, t, k, pairs[e]) in idx:
             out.append({"check": f"{e} ids = {pairs[e]} ids (common sentences)", "shape": s, "batch": b,
@@ -731,7 +635,7 @@ def checks(a, rows):
 
 
 def criteria(a, meta, rows):
-    """The issue's done-criteria, evaluated on this run (PASS / FAIL / not measured)."""
+    """The performance targets, evaluated on this run (PASS / FAIL / not measured)."""
     idx = {(r["shape"], r["batch"], r["threads"], r["beam"], r["engine"]): r for r in rows}
     res = []
 
@@ -791,8 +695,8 @@ def criteria(a, meta, rows):
     vnni = meta.get("vnni")
     for shape in a.shapes:
         for (b, k, lo) in ((16, 1, 1.2), (1, 4, 1.3), (16, 4, 1.3)):
-            speedup(f"{shape}, batch {b}, 1 thread, {search(k)}: this build ÷ turn 1", (shape, b, 1, k, "mtlite-int8"),
-                    (shape, b, 1, k, "mtlite-turn1"), 1.5 if vnni else lo, " (VNNI)" if vnni else " (no VNNI)")
+            speedup(f"{shape}, batch {b}, 1 thread, {search(k)}: this build ÷ previous release",
+                    (shape, b, 1, k, "mtlite-int8"), (shape, b, 1, k, "mtlite-baseline"), 1.5 if vnni else lo, " (VNNI)" if vnni else " (no VNNI)")
     for shape in [s for s in ("tiny32k", "base") if s in a.shapes]:
         for k in (1, 4):
             speedup(f"{shape}, batch 16, {search(k)}: 2 threads ÷ 1 thread", (shape, 16, 2, k, "mtlite-int8"),
@@ -820,10 +724,6 @@ def criteria(a, meta, rows):
 # ----------------------------------------------------------------------------- report
 
 
-def fmt(v, nd=0, suffix=""):
-    return "–" if v is None else f"{v:,.{nd}f}{suffix}"
-
-
 def write_markdown(a, meta, shapes_info, rows, chk, crit, path):
     E = a.engines
     lab = {e: ENGINES[e][1] for e in E}
@@ -833,7 +733,8 @@ def write_markdown(a, meta, shapes_info, rows, chk, crit, path):
              f"{meta['cpu']}, {meta['cpus']} CPUs, {'AVX-512 VNNI' if meta['vnni'] else 'no AVX-512 VNNI'}"
              f"{', AVX-VNNI' if meta.get('avx_vnni') else ''}; git {meta['git']}"
              + (f" (uncommitted: {', '.join(meta['dirty_sources'])})" if meta.get("dirty_sources") else "")
-             + f"; turn 1 = {meta.get('baseline_rev', '–')}; torch {meta.get('torch', '?')}. "
+             + (f"; previous release = {meta['baseline_rev'] or 'a build of an unknown revision'}"
+                if meta.get("baseline_rev") is not None else "") + f"; torch {meta.get('torch', '?')}. "
              f"{a.reps} repetition(s), medians; load average (1 min) {meta['load1_start']} at start, "
              f"{meta.get('load1_end')} at the end; {meta.get('elapsed_s', 0) / 60:.1f} min; "
              + (f"1-thread runs pinned to CPU {a.pin_cpu}" if a.pin_cpu is not None else "not pinned")
@@ -889,7 +790,7 @@ def write_markdown(a, meta, shapes_info, rows, chk, crit, path):
     for s in a.shapes:
         L.append(f"## {s}\n")
         hdr = ("| batch | threads | search | " + " | ".join(f"{lab[e]} tok/s" for e in E)
-               + " | ms / step (mtlite) | GB/s (% of the 1 GiB read, of the step-size read) | GMAC/s (% of 1-core peak) | ÷ turn 1 | ÷ PT fp32 | ÷ PT int8 "
+               + " | ms / step (mtlite) | GB/s (% of the 1 GiB read, of the step-size read) | GMAC/s (% of 1-core peak) | ÷ previous release | ÷ PT fp32 | ÷ PT int8 "
                "| peak RSS / bound (MiB) | code (MiB) |")
         L.append(hdr)
         L.append("|" + "---|" * (hdr.count("|") - 1))
@@ -908,7 +809,7 @@ def write_markdown(a, meta, shapes_info, rows, chk, crit, path):
 
             rss = (f"{m['peak_rss_kb'] / 1024:.1f} / {m['rss_bound_kb'] / 1024:.1f}" if "rss_bound_kb" in m else "–")
             L.append(f"| {b} | {t} | {'greedy' if k == 1 else f'beam {k}'} | " + " | ".join(cells)
-                     + f" | {fmt(m.get('step_ms'), 3)} | {gbs} | {gm} | {rat('mtlite-turn1')} | {rat('torch-fp32')} "
+                     + f" | {fmt(m.get('step_ms'), 3)} | {gbs} | {gm} | {rat('mtlite-baseline')} | {rat('torch-fp32')} "
                        f"| {rat('torch-int8')} | {rss} | {fmt(m['code_rss_kb'] / 1024, 1) if 'code_rss_kb' in m else '–'} |")
         L.append("")
         ES = [e for e in E if any("step_ms" in r for r in rows if r["engine"] == e and r["shape"] == s)]
@@ -922,7 +823,7 @@ def write_markdown(a, meta, shapes_info, rows, chk, crit, path):
                 cells.append(f"{fmt(r.get('step_ms'), 2)} / {fmt(r.get('encoder_ms_per_call'), 1)}")
             L.append(f"| {b} | {t} | {'greedy' if k == 1 else f'beam {k}'} | " + " | ".join(cells) + " |")
         L.append("")
-    L.append("## Done-criteria (this run)\n")
+    L.append("## Targets (this run)\n")
     L.append("| criterion | value | target | result |")
     L.append("|---|---|---|---|")
     for c in crit:
@@ -946,10 +847,7 @@ def write_markdown(a, meta, shapes_info, rows, chk, crit, path):
         L.append(f"| {name} | {len(cs)} | {fmt(100 * min(shares), 1) if shares else '–'} % | "
                  + ("; ".join(low[:6]) + (f"; … {len(low) - 6} more" if len(low) > 6 else "") if low else "–") + " |")
     L.append("")
-    if meta.get("failures"):
-        L.append("## FAILURES\n")
-        L += [f"- {f}" for f in meta["failures"]]
-        L.append("")
+    L += bc.md_failures(meta.get("failures"))
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(L))
 
@@ -991,7 +889,7 @@ def estimate_s(a, jobs):
     total = 0.0
     for j in jobs:
         step1, per_row, start = PLAN_COST[j.engine if j.engine in PLAN_COST else "mtlite"][j.shape]
-        if j.engine == "mtlite-turn1":
+        if j.engine == "mtlite-baseline":
             step1 *= 1.2
         total += start
         for b, k in j.cfgs:
@@ -1003,7 +901,7 @@ def estimate_s(a, jobs):
 
 
 def main(argv):
-    signal.signal(signal.SIGTERM, run_e2e._sigterm)
+    signal.signal(signal.SIGTERM, bc.raise_interrupt)
     a = parse_args(argv)
     order = plan(a)
     if a.plan:
@@ -1022,8 +920,10 @@ def main(argv):
     os.makedirs(a.runs_dir, exist_ok=True)
     try:
         exes = ensure_this_build(a)
-        base_exes, base_rev = (ensure_baseline(a) if "mtlite-turn1" in a.engines else ({}, None))
-        lines = run_e2e.read_lines(a.input)[:a.sentences]
+        base_exes, base_rev = (bc.ensure_baseline(a, {"e2e_bench": "bench/e2e_bench", "mtlite": "mtlite"},
+                                                  ["e2e_bench", "mtlite_cli"], log)
+                               if "mtlite-baseline" in a.engines else ({}, None))
+        lines = bc.read_lines(a.input)[:a.sentences]
         if len(lines) < a.sentences:
             raise SetupError(f"{a.input} has only {len(lines)} lines")
         srcs = {}
@@ -1041,10 +941,10 @@ def main(argv):
                     exes["mtlite"], models[(s, "this")], a.shortlist_data,
                     os.path.join(a.work_dir, "models", f"{s}.shortlist.int8.mtlite"))
             if base_exes:
-                # the turn-1 build reads this build's file if the format allows; otherwise its own converter's
+                # the previous release reads this build's file if the format allows; otherwise its own converter's
                 r = subprocess.run([base_exes["mtlite"], "info", models[(s, "this")]], capture_output=True, text=True)
-                models[(s, "turn1")] = models[(s, "this")] if r.returncode == 0 else ensure_model(
-                    base_exes["mtlite"], ckpts[s], os.path.join(a.work_dir, "models", f"{s}.turn1.int8.mtlite"))
+                models[(s, "baseline")] = models[(s, "this")] if r.returncode == 0 else ensure_model(
+                    base_exes["mtlite"], ckpts[s], os.path.join(a.work_dir, "models", f"{s}.baseline.int8.mtlite"))
             cfg = config_of(ckpts[s])
             parts, macs, params = step_cost(cfg)
             tok = source_tokens(ckpts[s], lines)
@@ -1053,11 +953,11 @@ def main(argv):
                                                    "vocab_size", "activation_function", "max_position_embeddings")},
                     "bytes": parts, "macs_per_row": macs, "params": params,
                     "file_bytes": os.path.getsize(models[(s, "this")]),
-                    "turn1_model": os.path.relpath(models.get((s, "turn1"), models[(s, "this")]), a.work_dir),
+                    "baseline_model": os.path.relpath(models.get((s, "baseline"), models[(s, "this")]), a.work_dir),
                     "mean_src_tokens": sum(tok) / len(tok),
                     "mean_src_tokens_torch": statistics.mean(tok[:n_sentences(a, "torch-fp32", s, 1)])}
-            rc, out, _, _ = run_e2e.run_child([exes["e2e_bench"], "-m", models[(s, "this")], "--roofline", "--bw-reps",
-                                               "1", "--bw-mib", "16"], run_e2e.child_env(1), 300,
+            rc, out, _, _ = bc.run_child([exes["e2e_bench"], "-m", models[(s, "this")], "--roofline", "--bw-reps",
+                                               "1", "--bw-mib", "16"], bc.child_env(1), 300,
                                               os.path.join(a.runs_dir, f"roofline.{s}"))
             try:
                 info["roofline_total"] = json.loads(out)["decoder_step_bytes"]["total"]
@@ -1071,6 +971,7 @@ def main(argv):
                     "e2e_bench": sha256(exes["e2e_bench"]),
                     "baseline_e2e_bench": sha256(base_exes["e2e_bench"]) if base_exes else None,
                     "torch_marian": sha256(os.path.join(HERE, "torch_marian.py")),
+                    "marian_ref": sha256(os.path.join(ROOT, "tests", "reference", "marian_ref.py")),
                     "models": {f"{s}/{w}": file_id(p) for (s, w), p in models.items()}}
         identity = json.loads(json.dumps(identity))
         state = State(os.path.join(a.work_dir, "smoke-state.jsonl" if a.smoke else "state.jsonl"), identity, a.resume)
@@ -1078,11 +979,11 @@ def main(argv):
         log(str(ex))
         return 2
 
-    flags = cpu_flags()
-    meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": run_e2e.cpu_name(),
+    flags = bc.cpu_flags()
+    meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": bc.cpu_name(),
             "cpus": os.cpu_count(), "vnni": "avx512_vnni" in flags, "avx_vnni": "avx_vnni" in flags,
-            "git": run_e2e.git_rev(), "dirty_sources": run_e2e.git_dirty_sources(), "baseline_rev": base_rev,
-            "load1_start": run_e2e.load1(), "args": {k: repo_path(v) for k, v in vars(a).items()}}
+            "git": bc.git_rev(), "dirty_sources": bc.git_dirty_sources(), "baseline_rev": base_rev,
+            "load1_start": bc.load1(), "args": {k: bc.repo_path(v) for k, v in vars(a).items()}}
     try:
         meta["torch"] = subprocess.run([PY, "-c", "import torch; print(torch.__version__)"], capture_output=True,
                                        text=True, timeout=120).stdout.strip()
@@ -1156,24 +1057,20 @@ def main(argv):
     failures += [f"{s}: weight bytes per step from the config {i['bytes']['total']} != e2e_bench --roofline "
                  f"{i.get('roofline_total')}" for s, i in shapes_info.items() if not i.get("roofline_match")]
     crit = criteria(a, meta, rows)
-    meta.update({"load1_end": run_e2e.load1(), "elapsed_s": round(time.time() - t_start, 1), "failures": failures,
+    meta.update({"load1_end": bc.load1(), "elapsed_s": round(time.time() - t_start, 1), "failures": failures,
                  "run_cpu_s": round(sum(r.get("cpu_s", 0) for r in state.records.values()), 1)})
     os.makedirs(a.out_dir, exist_ok=True)
     for r in rows:
         r.pop("ids", None)
     runs = [{k: v for k, v in r.items() if k != "ids"} for r in state.records.values()]
     with open(os.path.join(a.out_dir, "shapes.json"), "w", encoding="utf-8") as f:
-        json.dump(repo_relative(json.loads(json.dumps(
+        json.dump(bc.repo_relative(json.loads(json.dumps(
             {"meta": meta, "shapes": shapes_info, "results": rows, "criteria": crit, "checks": chk, "runs": runs},
             default=str))), f, indent=1)
     md = os.path.join(a.out_dir, "shapes.md")
     write_markdown(a, meta, shapes_info, rows, chk, crit, md)
-    print(open(md, encoding="utf-8").read())
-    log(f"{meta['elapsed_s'] / 60:.1f} min, load {meta['load1_start']} -> {meta['load1_end']}; results in {a.out_dir}")
-    if failures:
-        log("FAILED:\n  " + "\n  ".join(failures))
-        return 1
-    return 0
+    return bc.finish(md, log, f"{meta['elapsed_s'] / 60:.1f} min, load {meta['load1_start']} -> {meta['load1_end']}; "
+                     f"results in {a.out_dir}", failures)
 
 
 if __name__ == "__main__":

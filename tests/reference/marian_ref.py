@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Independent PyTorch reference of HF MarianMTModel (transformers 4.2x semantics).
 
-Used to make the committed goldens (tests/data/golden) and for live parity checks against
-the C++ runtime. Needs only Debian's python3-torch and numpy (no transformers, no safetensors).
+Used to make the committed goldens (tests/data/golden), for live parity checks against the C++
+runtime, and as the PyTorch peer of the benchmarks (bench/torch_marian.py: fp32, and int8 through
+MarianRef.quantize_int8). Needs only Debian's python3-torch and numpy (no transformers, no
+safetensors); TextTools also python3-sentencepiece.
 
 Model
 -----
@@ -18,6 +20,13 @@ softmax(q k^T + mask) v, then out_proj. embed_scale = sqrt(d_model) if scale_emb
 Positions: `*.embed_positions.weight` when stored, else Marian's sinusoid (sin half, cos half).
 W_out: the decoder embedding (shared table when share_encoder_decoder_embeddings) when
 tie_word_embeddings (default true), else `lm_head.weight`.
+Every projection (q/k/v/out, fc1, fc2, W_out) is an nn.Linear around the checkpoint's tensors, so
+torch's dynamic quantization can replace them (quantize_int8); float32 is F.linear exactly.
+
+Text (TextTools, HF MarianTokenizer): encode = source.spm pieces -> vocab.json ids (unknown
+pieces -> <unk>) + </s>; decode = the target pieces of the ids but </s>, <unk> and <pad>,
+U+2581 -> ' ', stripped at both ends (MarianTokenizer.decode(skip_special_tokens=True); the
+oracle of tests/data/tokenizer/*.decoded).
 
 Search (ids in, ids out; source ids must end with </s>)
 ------------------------------------------------------
@@ -68,6 +77,7 @@ import sys
 
 import numpy as np
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
 torch.set_grad_enabled(False)
@@ -160,6 +170,15 @@ def _gelu_new(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
+def _linear(weight, bias):
+    """nn.Linear holding the given tensors (no copy, no initialisation)."""
+    lin = nn.Linear(weight.shape[1], weight.shape[0], bias=bias is not None, device="meta")
+    lin.weight = nn.Parameter(weight, requires_grad=False)
+    if bias is not None:
+        lin.bias = nn.Parameter(bias, requires_grad=False)
+    return lin
+
+
 _ACTS = {
     "swish": F.silu, "silu": F.silu, "relu": F.relu,
     "gelu": F.gelu, "gelu_new": _gelu_new,
@@ -170,6 +189,8 @@ _ACTS = {
 
 
 class MarianRef:
+    OUT = "output_projection"  # the key of W_out in self.proj
+
     def __init__(self, model_dir):
         self.dir = model_dir
         with open(os.path.join(model_dir, "config.json")) as f:
@@ -224,6 +245,37 @@ class MarianRef:
         maxpos = cfg.get("max_position_embeddings", 512)
         self.enc_pos = w.get("model.encoder.embed_positions.weight", marian_sinusoid(maxpos, self.d))
         self.dec_pos = w.get("model.decoder.embed_positions.weight", marian_sinusoid(maxpos, self.d))
+        # Projections as nn.Linear, keyed by their checkpoint name with '/' for '.' (module names
+        # cannot hold dots).
+        names = []
+        for side, n, attn in (("encoder", self.enc_layers, ("self_attn",)),
+                              ("decoder", self.dec_layers, ("self_attn", "encoder_attn"))):
+            for i in range(n):
+                p = f"model.{side}.layers.{i}"
+                names += [f"{p}.{a}.{x}_proj" for a in attn for x in ("q", "k", "v", "out")]
+                names += [p + ".fc1", p + ".fc2"]
+        self.proj = nn.ModuleDict({n.replace(".", "/"): _linear(w[n + ".weight"], w.get(n + ".bias"))
+                                   for n in names})
+        self.proj[self.OUT] = _linear(self.out_w, None)
+
+    def quantize_int8(self):
+        """torch dynamic int8 quantization (quantize_dynamic, qint8) of every projection and of
+        the output projection; embeddings, positions, LayerNorms and final_logits_bias stay
+        float32. The float32 copies of the projections are released."""
+        torch.quantization.quantize_dynamic(self.proj, {nn.Linear}, dtype=torch.qint8, inplace=True)
+        for key in self.proj:
+            if key != self.OUT:
+                self.w.pop(key.replace("/", ".") + ".weight", None)
+                self.w.pop(key.replace("/", ".") + ".bias", None)
+        if not self.cfg.get("tie_word_embeddings", True):
+            self.w.pop("lm_head.weight", None)
+        self.out_w = None
+
+    def tensors(self):
+        """What the model computes with, for torch.save: the projections' state (int8 after
+        quantize_int8) and every other tensor."""
+        return {"projections": self.proj.state_dict(),
+                "other": dict(self.w, enc_pos=self.enc_pos, dec_pos=self.dec_pos, out_b=self.out_b)}
 
     # -- building blocks
 
@@ -231,7 +283,7 @@ class MarianRef:
         return F.layer_norm(x, (self.d,), self.w[name + ".weight"], self.w[name + ".bias"], self.eps)
 
     def _lin(self, x, name):
-        return F.linear(x, self.w[name + ".weight"], self.w.get(name + ".bias"))
+        return self.proj[name.replace(".", "/")](x)
 
     def _split(self, x, heads):  # [N, L, d] -> [N, H, L, hd]
         n, l, _ = x.shape
@@ -306,7 +358,7 @@ class MarianRef:
                          p + ".encoder_attn_layer_norm")
             f = self._lin(self.act(self._lin(h, p + ".fc1")), p + ".fc2")
             h = self._ln(h + f, p + ".final_layer_norm")
-        return F.linear(h, self.out_w) + self.out_b
+        return self.proj[self.OUT](h) + self.out_b
 
     # -- helpers
 
@@ -621,7 +673,7 @@ class TextTools:
 
     def decode(self, ids):
         text = "".join(self.tgt_pieces[i] for i in ids if i not in self.special)
-        return text.replace("\u2581", " ").lstrip(" ")
+        return text.replace("\u2581", " ").strip()
 
 
 # ----------------------------------------------------------------------------- CLI

@@ -4,6 +4,7 @@
 goldens. Needs no mtlite binary. Run with Debian's /usr/bin/python3 (torch, numpy)."""
 import filecmp
 import json
+import math
 import os
 import random
 import shutil
@@ -164,6 +165,58 @@ class RandomModelTest(unittest.TestCase):
         for hyps in ref.beam(_sources(ref, 6, 16), 4, 30, n_best=4):
             for ids, _ in hyps:
                 self.assertNotIn(ref.pad, ids)
+
+
+class Int8Test(unittest.TestCase):
+    """quantize_int8 (the benchmark's PyTorch int8 peer): every projection becomes a dynamically
+    quantized int8 Linear, the float32 copies go, and the model still translates."""
+
+    def test_quantize_int8(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            mrc.build(tmp, seed=5, **mrc.PRESETS["small"])
+            fp32, q = mr.MarianRef(tmp), mr.MarianRef(tmp)
+            q.quantize_int8()
+            self.assertTrue(all(isinstance(m, torch.nn.quantized.dynamic.Linear) for m in q.proj.values()))
+            self.assertFalse([k for k in q.w if k.endswith(("_proj.weight", ".fc1.weight", ".fc2.weight"))])
+            srcs = _sources(fp32, 6, 17)
+            want, got = fp32.greedy(srcs, 20), q.greedy(srcs, 20)
+            self.assertEqual(len(got), len(srcs))
+            for (ids, score), (ref_ids, _) in zip(got, want):
+                self.assertTrue(all(0 <= i < q.tgt_vocab and i != q.pad for i in ids))
+                self.assertTrue(math.isfinite(score))
+            self.assertGreater(sum(g[0] == w[0] for g, w in zip(got, want)), 0)
+
+
+class TextToolsTest(unittest.TestCase):
+    """TextTools is HF MarianTokenizer: it reproduces the tokenizer oracle of tests/data/tokenizer
+    (make_tokenizer_golden.py): decode strips spaces at both ends."""
+
+    TOK = os.path.join(pc.ROOT, "tests", "data", "tokenizer")
+
+    @staticmethod
+    def _lines(path):  # split on "\n" only, as the oracle does
+        with open(path, "rb") as f:
+            data = f.read()
+        return [l.decode("utf-8") for l in (data[:-1] if data.endswith(b"\n") else data).split(b"\n")]
+
+    def test_encode(self):
+        tt = mr.TextTools(pc.DEMO_HF)
+        for text, ids in ((os.path.join(pc.DEV, "multi30k.val.en"), "multi30k.val.en.ids"),
+                          (os.path.join(pc.DEV, "tatoeba.dev.en"), "tatoeba.dev.en.ids"),
+                          (os.path.join(self.TOK, "adversarial.txt"), "adversarial.source.ids")):
+            want = pc.read_ids(os.path.join(self.TOK, ids))
+            self.assertEqual([tt.encode(l) for l in self._lines(text)], [w + [tt.eos] for w in want], ids)
+
+    def test_decode(self):
+        tt = mr.TextTools(pc.DEMO_HF)
+        for name in ("multi30k.val.greedy", "tatoeba.dev.greedy", "multi30k.val.de", "tatoeba.dev.de",
+                     "adversarial.target"):
+            with open(os.path.join(self.TOK, name + ".decoded"), encoding="utf-8") as f:
+                want = [json.loads(l) for l in f]
+            got = [tt.decode(ids) for ids in pc.read_ids(os.path.join(self.TOK, name + ".ids"))]
+            self.assertEqual(len(got), len(want), name)
+            for i, (g, w) in enumerate(zip(got, want)):
+                self.assertEqual(g, w, f"{name} line {i + 1}")
 
 
 class GoldenReproductionTest(unittest.TestCase):

@@ -1,8 +1,8 @@
 // `mtlite embed MODEL -o model_data.S|.c [--symbol NAME] [--section NAME]`
 // Writes a model file as read-only data for a firmware image: a 64-byte aligned array NAME in
 // .rodata (or the named section, for a linker script to place in flash) and NAME_size, its size.
-//  .S: `.incbin` of the model file (assembled in seconds whatever the size; the assembler reads
-//      the file when the .S is built, so it must still be there then);
+//  .S: `.incbin` of the model file by its absolute path (assembled in seconds whatever the size;
+//      the assembler reads the file when the .S is built, so it must still be there then);
 //  .c: a C array (self-contained, but compilers are slow on arrays of many MB: prefer .S).
 // The runtime reads the weights in place (Model::FromBuffer / mtlite_model_from_buffer_storage):
 // nothing is copied to RAM. See docs/deploy.md.
@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
+#include "output_file.h"
 
 namespace mtlite {
 namespace cli {
@@ -50,7 +51,8 @@ bool EndsWith(const std::string& s, const char* suffix) {
   return s.size() > t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
 }
 
-// The model path as a GNU as string literal (", \ escaped); false for a newline in it.
+// The model path as a GNU as string literal (", \ escaped); false for a line break (\n or \r)
+// in it, which a string literal of the assembler cannot hold.
 bool AsmString(const std::string& path, std::string* out) {
   *out = "\"";
   for (const char c : path) {
@@ -80,58 +82,54 @@ std::string Header(const EmbedArgs& a, const Model& model, const char* comment_o
   return buf;
 }
 
-bool WriteAsm(const EmbedArgs& a, const Model& model, const std::string& abs_path, FILE* f) {
-  std::string path;
-  if (!AsmString(abs_path, &path)) return false;
+// `path`: the model path as AsmString made it.
+void WriteAsm(const EmbedArgs& a, const Model& model, const std::string& path, OutputFile* f) {
   const char* s = a.symbol.c_str();
-  std::fprintf(f, "%s", Header(a, model, "/*").c_str());
+  f->Write(Header(a, model, "/*"));
   // The size is computed by the assembler from what .incbin read, so it always matches the data.
-  std::fprintf(f,
-               "        .section %s,\"a\"\n"
-               "        .balign 64\n"
-               "        .global %s\n"
-               "        .type %s, %%object\n"
-               "%s:\n"
-               "        .incbin %s\n"
-               ".L%s_end:\n"
-               "        .size %s, .L%s_end - %s\n"
-               "        .balign 8\n"
-               "        .global %s_size\n"
-               "        .type %s_size, %%object\n"
-               "%s_size:\n"
-               "#if defined(__LP64__) || defined(_LP64)\n"
-               "        .quad .L%s_end - %s\n"
-               "        .size %s_size, 8\n"
-               "#else\n"
-               "        .long .L%s_end - %s\n"
-               "        .size %s_size, 4\n"
-               "#endif\n"
-               "#if defined(__ELF__)\n"
-               "        .section .note.GNU-stack,\"\",%%progbits\n"
-               "#endif\n",
-               a.section.c_str(), s, s, s, path.c_str(), s, s, s, s, s, s, s, s, s, s, s, s, s);
-  return !std::ferror(f);
+  f->Printf("        .section %s,\"a\"\n"
+            "        .balign 64\n"
+            "        .global %s\n"
+            "        .type %s, %%object\n"
+            "%s:\n"
+            "        .incbin %s\n"
+            ".L%s_end:\n"
+            "        .size %s, .L%s_end - %s\n"
+            "        .balign 8\n"
+            "        .global %s_size\n"
+            "        .type %s_size, %%object\n"
+            "%s_size:\n"
+            "#if defined(__LP64__) || defined(_LP64)\n"
+            "        .quad .L%s_end - %s\n"
+            "        .size %s_size, 8\n"
+            "#else\n"
+            "        .long .L%s_end - %s\n"
+            "        .size %s_size, 4\n"
+            "#endif\n"
+            "#if defined(__ELF__)\n"
+            "        .section .note.GNU-stack,\"\",%%progbits\n"
+            "#endif\n",
+            a.section.c_str(), s, s, s, path.c_str(), s, s, s, s, s, s, s, s, s, s, s, s, s);
 }
 
-bool WriteC(const EmbedArgs& a, const Model& model, FILE* f) {
+void WriteC(const EmbedArgs& a, const Model& model, OutputFile* f) {
   const detail::ModelData& md = model.data();
   const bool rodata = a.section == ".rodata";
   const std::string attr = rodata ? "__attribute__((aligned(64)))"
                                   : "__attribute__((aligned(64), section(\"" + a.section + "\")))";
   const std::string size_attr = rodata ? "" : " __attribute__((section(\"" + a.section + "\")))";
-  std::fprintf(f, "%s#include <stddef.h>\n\n", Header(a, model, "/*").c_str());
-  std::fprintf(f, "%s const unsigned char %s[%zu] = {\n", attr.c_str(), a.symbol.c_str(), md.size);
+  f->Write(Header(a, model, "/*") + "#include <stddef.h>\n\n");
+  f->Printf("%s const unsigned char %s[%zu] = {\n", attr.c_str(), a.symbol.c_str(), md.size);
   char line[128];
-  for (size_t i = 0; i < md.size; i += 24) {
+  for (size_t i = 0; i < md.size && !f->failed(); i += 24) {
     size_t n = 0;
     for (size_t j = i; j < md.size && j < i + 24; ++j) {
       n += size_t(std::snprintf(line + n, sizeof line - n, "%u,", unsigned(md.base[j])));
     }
     line[n++] = '\n';
-    if (std::fwrite(line, 1, n, f) != n) return false;
+    f->Write(line, n);
   }
-  std::fprintf(f, "};\nconst size_t %s_size%s = %zu;\n", a.symbol.c_str(), size_attr.c_str(), md.size);
-  return !std::ferror(f);
+  f->Printf("};\nconst size_t %s_size%s = %zu;\n", a.symbol.c_str(), size_attr.c_str(), md.size);
 }
 
 }  // namespace
@@ -167,24 +165,29 @@ int EmbedMain(int argc, char** argv) {
     return 1;
   }
   const bool as_c = EndsWith(a.output, ".c");
-  std::string abs_path = a.model;
+  std::string incbin_path;  // .S: the model's absolute path (the .S may be assembled elsewhere)
   if (!as_c) {
+    std::string abs_path = a.model;
     char* real = realpath(a.model.c_str(), nullptr);
     if (real) {
       abs_path = real;
       std::free(real);
     }
+    if (!AsmString(abs_path, &incbin_path)) {
+      std::fprintf(stderr, "mtlite embed: the model path has a line break, which .incbin cannot name; use -o FILE.c\n");
+      return 1;
+    }
   }
-  FILE* f = std::fopen(a.output.c_str(), "wb");
-  if (!f) {
-    std::fprintf(stderr, "mtlite embed: cannot write '%s'\n", a.output.c_str());
-    return 1;
+  OutputFile out;
+  if (out.Open(a.output)) {
+    if (as_c) {
+      WriteC(a, **model, &out);
+    } else {
+      WriteAsm(a, **model, incbin_path, &out);
+    }
   }
-  const bool ok = as_c ? WriteC(a, **model, f) : WriteAsm(a, **model, abs_path, f);
-  if (std::fclose(f) != 0 || !ok) {
-    std::remove(a.output.c_str());
-    std::fprintf(stderr, "mtlite embed: writing '%s' failed%s\n", a.output.c_str(),
-                 ok ? "" : " (a newline in the model path cannot be written into .incbin)");
+  if (!out.Close()) {
+    std::fprintf(stderr, "mtlite embed: %s\n", out.error().c_str());
     return 1;
   }
   if (as_c && (*model)->file_size() > (8u << 20)) {

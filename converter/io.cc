@@ -28,18 +28,27 @@ Status ReadFile(const std::string& path, std::string* out) {
 }
 
 Status WriteFileAtomic(const std::string& path, const void* data, size_t size) {
-  const std::string tmp = path + ".tmp";
+  // A device, a pipe or a symbolic link (/dev/stdout) is written in place: renaming over it would
+  // replace it.
+  struct stat st;
+  const bool in_place = lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  const std::string tmp = in_place ? path : path + ".tmp";
+  const auto fail = [&](int err) {
+    if (!in_place) std::remove(tmp.c_str());
+    return Status(StatusCode::kIoError, "writing " + path + ": " + (err ? std::strerror(err) : "write error"));
+  };
+  errno = 0;
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return Status(StatusCode::kIoError, "cannot create " + tmp + ": " + std::strerror(errno));
-  const bool ok = std::fwrite(data, 1, size, f) == size;
-  if (std::fclose(f) != 0 || !ok) {
-    std::remove(tmp.c_str());
-    return Status(StatusCode::kIoError, "error writing " + tmp);
+  if (!f) return Status(StatusCode::kIoError, "cannot write " + path + ": " + std::strerror(errno));
+  errno = 0;
+  bool ok = std::fwrite(data, 1, size, f) == size && std::fflush(f) == 0;
+  int err = ok ? 0 : errno;
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    err = errno;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status(StatusCode::kIoError, "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
-  }
+  if (!ok) return fail(err);
+  if (!in_place && std::rename(tmp.c_str(), path.c_str()) != 0) return fail(errno);
   return Status::Ok();
 }
 

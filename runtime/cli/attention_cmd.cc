@@ -16,6 +16,7 @@
 #include "json_writer.h"
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
+#include "output_file.h"
 
 namespace mtlite {
 namespace cli {
@@ -205,13 +206,6 @@ std::string Json(const AttentionArgs& a, const Heatmap& h) {
   return w.EndObject().str() + "\n";
 }
 
-bool WriteFile(const std::string& path, const std::string& data) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return false;
-  const bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
-  return std::fclose(f) == 0 && ok;
-}
-
 int Fail(const std::string& message) {
   std::fprintf(stderr, "mtlite attention: %s\n", message.c_str());
   return 1;
@@ -307,9 +301,9 @@ int AttentionMain(int argc, char** argv) {
 
   if (!a.output.empty()) {
     const std::string out = EndsWith(a.output, ".svg") ? Svg(h, a.crop) : Json(a, h);
-    if (!WriteFile(a.output, out)) return Fail("cannot write " + a.output);
+    if (std::string error; !WriteWholeFile(a.output, out, &error)) return Fail(error);
   }
-  if (!a.json.empty() && !WriteFile(a.json, Json(a, h))) return Fail("cannot write " + a.json);
+  if (std::string error; !a.json.empty() && !WriteWholeFile(a.json, Json(a, h), &error)) return Fail(error);
   return 0;
 }
 

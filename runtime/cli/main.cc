@@ -1,10 +1,12 @@
 // mtlite: convert | info | shortlist | translate | profile | attention | embed | version
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "commands.h"
 #include "kernels.h"
 #include "mtlite/mtlite.hpp"
+#include "output_file.h"
 
 namespace {
 
@@ -52,9 +54,7 @@ int Usage(FILE* f) {
   return f == stderr ? 2 : 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   if (argc < 2) return Usage(stderr);
   const char* cmd = argv[1];
   if (!std::strcmp(cmd, "-h") || !std::strcmp(cmd, "--help") || !std::strcmp(cmd, "help")) return Usage(stdout);
@@ -64,4 +64,13 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "mtlite: unknown command '%s'\n", cmd);
   return Usage(stderr);
+}
+
+}  // namespace
+
+// A command that succeeded fails after all when what it wrote to stdout was lost (a full disk).
+int main(int argc, char** argv) {
+  const int rc = Run(argc, argv);
+  const std::string name = argc < 2 || argv[1][0] == '-' ? std::string("mtlite") : "mtlite " + std::string(argv[1]);
+  return rc == 0 && !mtlite::cli::FinishStdout(name.c_str()) ? 1 : rc;
 }

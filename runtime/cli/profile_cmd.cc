@@ -24,6 +24,8 @@
 #include "marian_layout.h"
 #include "measure.h"
 #include "mtlite/mtlite.hpp"
+#include "output_file.h"
+#include "profile_trace.h"
 
 namespace mtlite {
 namespace cli {
@@ -87,88 +89,6 @@ struct Measured {
   long peak_rss_kb = -1, vm_hwm_kb = -1;
   bool roofline = false;
   Roofline roof;
-};
-
-// ---------------------------------------------------------------------------- trace file
-
-// Streams Chrome Trace Event Format (JSON object form): complete events ("ph": "X") with
-// timestamps in microseconds (exact ns as 3 decimals), then "otherData" with the calls.
-class TraceWriter {
- public:
-  bool Open(const std::string& path, const std::string& model, int threads) {
-    f_ = std::fopen(path.c_str(), "wb");
-    if (!f_) return false;
-    std::fprintf(f_, "{\"displayTimeUnit\": \"ns\",\n\"traceEvents\": [\n");
-    Meta("process_name", 0, "\"name\": " + JsonQuote("mtlite profile: " + model));
-    for (int lane = 0; lane < threads; ++lane) {
-      Meta("thread_name", lane,
-           "\"name\": " + JsonQuote(lane == 0 ? std::string("caller (lane 0)") : "worker " + std::to_string(lane)));
-      Meta("thread_sort_index", lane, "\"sort_index\": " + std::to_string(lane));
-    }
-    return true;
-  }
-
-  // The events of one call, shifted to the call's start on the run's clock.
-  void Call(const ProfileView& v, uint32_t call, uint64_t offset_ns, const std::map<std::string, std::string>& cat) {
-    order_.resize(v.num_events);
-    for (size_t i = 0; i < v.num_events; ++i) order_[i] = &v.events[i];
-    std::stable_sort(order_.begin(), order_.end(), [](const ProfileEvent* a, const ProfileEvent* b) {
-      if (a->lane != b->lane) return a->lane < b->lane;
-      if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns;
-      return a->end_ns > b->end_ns;  // a parent before a child that starts with it
-    });
-    for (const ProfileEvent* e : order_) {
-      const auto c = cat.find(e->op);
-      std::string args = "\"call\": " + std::to_string(call) + ", \"depth\": " + std::to_string(e->depth);
-      if (e->layer >= 0) args += ", \"layer\": " + std::to_string(e->layer);
-      if (e->step >= 0) args += ", \"step\": " + std::to_string(e->step);
-      if (e->bytes) args += ", \"bytes\": " + std::to_string(e->bytes);
-      if (e->macs) args += ", \"macs\": " + std::to_string(e->macs);
-      if (e->m || e->n || e->k)
-        args += ", \"m\": " + std::to_string(e->m) + ", \"n\": " + std::to_string(e->n) + ", \"k\": " + std::to_string(e->k);
-      const uint64_t ts = offset_ns + e->start_ns, dur = e->end_ns - e->start_ns;
-      Sep();
-      std::fprintf(f_,
-                   "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, "
-                   "\"ts\": %" PRIu64 ".%03" PRIu64 ", \"dur\": %" PRIu64 ".%03" PRIu64 ", \"args\": {%s}}",
-                   e->op, c == cat.end() ? "?" : c->second.c_str(), e->lane + 1, ts / 1000, ts % 1000, dur / 1000,
-                   dur % 1000, args.c_str());
-      ++events_;
-    }
-  }
-
-  // Closes the event list, writes otherData and the file; false on a write error.
-  bool Finish(const std::string& other_data) {
-    std::fprintf(f_, "\n],\n\"otherData\": %s}\n", other_data.c_str());
-    const bool ok = !std::ferror(f_);
-    return std::fclose(f_) == 0 && ok;
-  }
-
-  // A failed run: the partial file is removed.
-  void Discard(const std::string& path) {
-    std::fclose(f_);
-    f_ = nullptr;
-    std::remove(path.c_str());
-  }
-
-  size_t events() const { return events_; }
-  bool is_open() const { return f_ != nullptr; }
-
- private:
-  void Sep() {
-    if (!first_) std::fputs(",\n", f_);
-    first_ = false;
-  }
-  void Meta(const char* name, int lane, const std::string& args) {
-    Sep();
-    std::fprintf(f_, "{\"name\": \"%s\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {%s}}", name, lane + 1,
-                 args.c_str());
-  }
-
-  std::FILE* f_ = nullptr;
-  bool first_ = true;
-  size_t events_ = 0;
-  std::vector<const ProfileEvent*> order_;
 };
 
 // ---------------------------------------------------------------------------- derived numbers
@@ -608,7 +528,7 @@ int ProfileMain(int argc, char** argv) {
   m.roof.kernels = kernels::BestKernels().name;
 
   TraceWriter trace;
-  if (!a.trace.empty() && !trace.Open(a.trace, a.model, a.threads)) return Fail("cannot write " + a.trace);
+  if (!a.trace.empty() && !trace.Open(a.trace, a.model, a.threads)) return Fail(trace.error());
 
   TranslateOptions opt;
   opt.beam_size = a.beam;
@@ -634,7 +554,6 @@ int ProfileMain(int argc, char** argv) {
         const std::string where = n == 1 ? "line " + std::to_string(line_no[i0])
                                          : "lines " + std::to_string(line_no[i0]) + ".." +
                                                std::to_string(line_no[i0 + n - 1]);
-        if (trace.is_open()) trace.Discard(a.trace);
         return Fail(where + ": " + s.ToString());
       }
       const ProfileView* v = translator.last_profile();
@@ -698,19 +617,18 @@ int ProfileMain(int argc, char** argv) {
   const std::vector<OpRow> ops = ByOp(m.rows);
   const Summary s = Summarize(m, ops);
   int rc = 0;
-  if (trace.is_open() && !trace.Finish(TraceOtherData(a, m, s))) rc = Fail("writing " + a.trace + " failed");
+  if (trace.is_open() && !trace.Finish(TraceOtherData(a, m, s))) rc = Fail(trace.error());
   if (!a.json.empty()) {
-    const std::string json = ReportJson(a, md, m, ops, s) + "\n";
+    OutputFile out;
     if (a.json == "-") {
-      std::fwrite(json.data(), 1, json.size(), stdout);
+      out.OpenStdout();
     } else {
-      std::FILE* f = std::fopen(a.json.c_str(), "wb");
-      const bool ok = f && std::fwrite(json.data(), 1, json.size(), f) == json.size();
-      if (!(f && std::fclose(f) == 0 && ok)) rc = Fail("cannot write " + a.json);
+      out.Open(a.json);
     }
+    out.Write(ReportJson(a, md, m, ops, s) + "\n");
+    if (!out.Close()) rc = Fail(out.error());
   }
   if (!a.quiet && a.json != "-") PrintText(a, md, m, ops, s);
-  std::fflush(stdout);
   return rc;
 }
 

@@ -17,6 +17,7 @@
 #include "line_input.h"
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
+#include "output_file.h"
 #include "tokenizer.h"
 
 namespace mtlite {
@@ -142,7 +143,7 @@ std::string FitTail(const std::string& s, int width) {
 // without --stream.
 class StreamPrinter {
  public:
-  explicit StreamPrinter(const TranslateArgs& a) : args_(a), tty_(isatty(STDOUT_FILENO) == 1) {
+  StreamPrinter(const TranslateArgs& a, OutputFile* out) : args_(a), out_(out), tty_(isatty(STDOUT_FILENO) == 1) {
     struct winsize ws = {};
     if (tty_ && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1) columns_ = ws.ws_col;
   }
@@ -151,7 +152,7 @@ class StreamPrinter {
 
   // Before a sentence's final lines (or its error): removes its partial line from the terminal.
   void EndSentence() {
-    if (drawn_) std::fputs("\r\x1b[K", stdout);
+    if (drawn_) out_->Write("\r\x1b[K");
     drawn_ = false;
   }
 
@@ -166,18 +167,19 @@ class StreamPrinter {
     }
     if (tty_) {  // redraw in place, on one line: the terminal must not wrap it
       const std::string shown = FitTail(line_, columns_ - 1);
-      std::fputs("\r\x1b[K", stdout);
-      std::fwrite(shown.data(), 1, shown.size(), stdout);
+      out_->Write("\r\x1b[K");
+      out_->Write(shown);
       drawn_ = true;
     } else {
-      std::fputc('\t', stdout);
-      std::fwrite(line_.data(), 1, line_.size(), stdout);
-      std::fputc('\n', stdout);
+      out_->Write("\t");
+      out_->Write(line_);
+      out_->Write("\n");
     }
-    std::fflush(stdout);
+    out_->Flush();
   }
 
   const TranslateArgs& args_;
+  OutputFile* out_;
   const bool tty_;
   int columns_ = 80;
   bool drawn_ = false;
@@ -188,19 +190,20 @@ class StreamPrinter {
 // `\n` is dropped), so that memory is bounded by the window, never the whole input.
 class LineReader {
  public:
-  explicit LineReader(const std::vector<std::string>& texts) : texts_(texts) {}
+  LineReader(const std::vector<std::string>& texts, OutputFile* out) : texts_(texts), out_(out) {}
   bool Next(std::string* line) {
     if (!texts_.empty()) {
       if (next_ == texts_.size()) return false;
       *line = texts_[next_++];
       return true;
     }
-    std::fflush(stdout);  // what is translated goes out before waiting for more input
+    out_->Flush();  // what is translated goes out before waiting for more input
     return ReadTextLine(stdin, line);
   }
 
  private:
   const std::vector<std::string>& texts_;
+  OutputFile* out_;
   size_t next_ = 0;
 };
 
@@ -241,35 +244,37 @@ class SourceLength {
   std::vector<int32_t> ids_;
 };
 
+// --forced-logits: the file is written only when every pair was scored (a failure leaves no
+// file, or the previous one, behind).
 int RunForced(const TranslateArgs& a, Translator* tr, const Model& model) {
-  FILE* f = std::fopen(a.forced_logits.c_str(), "wb");
-  if (!f) {
-    std::fprintf(stderr, "mtlite translate: cannot write %s\n", a.forced_logits.c_str());
+  OutputFile out;
+  if (!out.Open(a.forced_logits)) {
+    std::fprintf(stderr, "mtlite translate: %s\n", out.error().c_str());
     return 1;
   }
   std::string src_line, tgt_line;
   std::vector<int32_t> src, tgt;
   std::vector<float> logits;
   size_t pair = 0;
-  int rc = 0;
-  while (ReadLine(stdin, &src_line)) {
+  while (ReadLine(stdin, &src_line) && !out.failed()) {
     ++pair;
     if (!ReadLine(stdin, &tgt_line) || !ParseIds(src_line, &src) || !ParseIds(tgt_line, &tgt)) {
       std::fprintf(stderr, "mtlite translate: pair %zu: expected a line of source ids and a line of target ids\n", pair);
-      rc = 1;
-      break;
+      return 1;
     }
     logits.resize(tgt.size() * size_t(model.config().target_vocab_size));
     Status s = tr->ForcedLogits(src.data(), int(src.size()), tgt.data(), int(tgt.size()), logits.data());
     if (!s.ok()) {
       std::fprintf(stderr, "mtlite translate: pair %zu: %s\n", pair, s.ToString().c_str());
-      rc = 1;
-      break;
+      return 1;
     }
-    std::fwrite(logits.data(), sizeof(float), logits.size(), f);
+    out.Write(logits.data(), logits.size() * sizeof(float));
   }
-  if (std::fclose(f) != 0) rc = 1;
-  return rc;
+  if (!out.Close()) {
+    std::fprintf(stderr, "mtlite translate: %s\n", out.error().c_str());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -410,9 +415,11 @@ int TranslateMain(int argc, char** argv) {
   opt.return_alignments = a.alignments;
   opt.use_shortlist = a.shortlist;
 
+  OutputFile out;
+  out.OpenStdout();
   std::optional<StreamPrinter> printer;
   if (a.stream) {  // one sentence per call, so that its events are shown before the next begins
-    printer.emplace(a);
+    printer.emplace(a, &out);
     opt.stream = &StreamPrinter::OnEvent;
     opt.stream_user = &*printer;
   }
@@ -447,7 +454,7 @@ int TranslateMain(int argc, char** argv) {
     for (size_t j = 0; j < n; ++j) views[j] = lines[order[k0 + j]];
     return translator.TranslateViews(views.data(), n, opt, res);
   };
-  LineReader reader(a.texts);
+  LineReader reader(a.texts, &out);
   size_t first = 0;  // input index (0-based) of the window's first line
   bool progress_shown = false;
   double shown_at = -1;  // seconds after t0 of the last progress line
@@ -489,17 +496,18 @@ int TranslateMain(int argc, char** argv) {
       }
       if (a.stream) {  // window == 1
         std::fputs(errs[0].c_str(), stderr);
-        std::fwrite(outs[0].data(), 1, outs[0].size(), stdout);
-        std::fflush(stdout);
+        out.Write(outs[0]);
+        out.Flush();
       }
     }
     if (!a.stream) {
       for (size_t i = 0; i < m; ++i) {  // in input order
         std::fputs(errs[i].c_str(), stderr);
-        std::fwrite(outs[i].data(), 1, outs[i].size(), stdout);
+        out.Write(outs[i]);
       }
     }
     first += m;
+    if (out.failed()) break;  // the rest would be lost too
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!a.quiet && !a.stream && first >= 200 && secs >= shown_at + 0.25) {  // a few updates a second
       std::fprintf(stderr, "\rmtlite: %zu lines (%.1f lines/s)", first, first / std::max(secs, 1e-9));
@@ -515,7 +523,10 @@ int TranslateMain(int argc, char** argv) {
                    padding.SortedPercent(), padding.InputOrderPercent());
     std::fprintf(stderr, "\n");
   }
-  std::fflush(stdout);
+  if (!out.Close()) {
+    std::fprintf(stderr, "mtlite translate: %s\n", out.error().c_str());
+    return 1;
+  }
   return rc;
 }
 

@@ -387,6 +387,35 @@ TEST(Embed, ArgumentsAreChecked) {
   EXPECT_EQ(Embed({ModelPath("int8"), "-o", dir.path() + "/x.bin"}), 2);
 }
 
+// The comment that opens both outputs is whole (closed) whatever the lengths of the path and the
+// symbol.
+TEST(Embed, LongSymbolsKeepTheHeaderCommentWhole) {
+  testing::TempDir dir;
+  const std::string symbol(300, 's');
+  for (const char* ext : {".S", ".c"}) {
+    const std::string out = dir.path() + "/model_data" + ext;
+    ASSERT_EQ(Embed({ModelPath("int8"), "-o", out, "--symbol", symbol}), 0) << ext;
+    const std::string source = testing::ReadText(out);
+    EXPECT_NE(source.find(" *   extern const size_t " + symbol + "_size;\n"), std::string::npos) << ext;
+    EXPECT_NE(source.find("_size, ...) (C++); see docs/deploy.md. */\n"), std::string::npos) << ext;
+  }
+}
+
+// .incbin cannot name a path with a line break: that is the error, reported before anything is
+// written (a .c array does not name the path).
+TEST(Embed, ALineBreakInTheModelPathIsNamedAsTheReason) {
+  testing::TempDir dir;
+  const std::string model = dir.path() + "/line\nbreak.mtlite", out = dir.path() + "/model_data.S";
+  testing::WriteText(model, testing::ReadText(ModelPath("int8")));
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(Embed({model, "-o", out}), 1);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("the model path has a line break, which .incbin cannot name; use -o FILE.c"), std::string::npos)
+      << err;
+  EXPECT_NE(access(out.c_str(), F_OK), 0) << "nothing is written";
+  EXPECT_EQ(Embed({model, "-o", dir.path() + "/model_data.c"}), 0);
+}
+
 // Embeds a tiny model both ways (.S with .incbin into a named section, .c as an array) and
 // builds a program from each with the system C compiler: the array holds the file's bytes,
 // 64-byte aligned, in the section asked for, and NAME_size is the file's size.

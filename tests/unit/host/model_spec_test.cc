@@ -2,8 +2,9 @@
 // that uses it: each line names a field of schema `table Config` with its slot, type and default
 // (read from the binary schema) and every schema field has a line; what the writer writes the
 // loader reads back equal, field by field; an int field outside its range is refused with the
-// table's range in the message, by the whole loader too; `mtlite info` prints every field under
-// the table's name, in its order, with the loaded value.
+// table's range in the message, by the whole loader too; a field absent from a file reads as the
+// schema's default; `mtlite info` prints every field under the table's name, in its order, with
+// the loaded value.
 #include <gtest/gtest.h>
 
 #include <cinttypes>
@@ -172,6 +173,29 @@ TEST(ModelSpec, NamesTheSchemaFieldsWithTheirSlotsTypesAndDefaults) {
     }
   }
   EXPECT_EQ(table_fields, schema_fields) << "every field of schema table Config has one line in the table";
+}
+
+// A Config table as flatbuffers builds it: `all`: every field at its schema default (the
+// generated CreateConfig's defaults), else none.
+std::vector<uint8_t> DefaultConfigTable(bool all) {
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.ForceDefaults(true);
+  fbb.Finish(all ? fb::CreateConfig(fbb) : flatbuffers::Offset<fb::Config>(fbb.EndTable(fbb.StartTable())));
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+TEST(ModelSpec, AnAbsentFieldReadsAsTheSchemasDefault) {
+  const std::vector<uint8_t> written = DefaultConfigTable(true), absent = DefaultConfigTable(false);
+  const fb::Config& w = *flatbuffers::GetRoot<fb::Config>(written.data());
+  const fb::Config& a = *flatbuffers::GetRoot<fb::Config>(absent.data());
+  for (const ConfigField& f : StoredFields()) {
+    SCOPED_TRACE(f.name);
+    ModelConfig from_written = Base(), from_absent = Base();
+    const Status sw = detail::LoadConfigField(f, w, false, &from_written);
+    const Status sa = detail::LoadConfigField(f, a, false, &from_absent);
+    EXPECT_EQ(sa.message(), sw.message());
+    EXPECT_EQ(Repr(f, from_absent), Repr(f, from_written));
+  }
 }
 
 TEST(ModelSpec, EveryFieldTheWriterWritesTheLoaderReadsBackEqual) {

@@ -77,7 +77,8 @@ namespace detail {
 
 // An int32/uint32 array buffer `name` (a static string: the BufferCheck keeps a view of it):
 // size a multiple of 4 (exactly `count` elements when count >= 0); returns the element count.
-Status LoaderBase::ArrayRef(const fb::BufferRef* ref, const char* name, const char* dtype, int64_t count, uint64_t* elements) {
+Status LoaderBase::ArrayRef(const fb::BufferRef* ref, const char* name, const char* dtype, int64_t count,
+                            uint64_t* elements) {
   if (!ref) return Invalid(std::string(name) + " missing");
   if (ref->size() % 4 != 0) {
     return Invalid(std::string(name) + " has " + std::to_string(ref->size()) + " bytes, not a multiple of 4");

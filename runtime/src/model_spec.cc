@@ -50,7 +50,9 @@ constexpr ConfigField Int(const char* name, int C::*m, uint16_t slot, Bound lo, 
 constexpr ConfigField Positive(const char* name, float C::*m, uint16_t slot) {
   return Make(FieldKind::kPositive, name, name, m, slot);
 }
-constexpr ConfigField Flag(const char* name, bool C::*m, uint16_t slot) { return Make(FieldKind::kBool, name, name, m, slot); }
+constexpr ConfigField Flag(const char* name, bool C::*m, uint16_t slot) {
+  return Make(FieldKind::kBool, name, name, m, slot);
+}
 constexpr ConfigField Activation(const char* name, ActivationKind C::*m, uint16_t slot) {
   return Make(FieldKind::kActivation, name, name, m, slot);
 }
@@ -61,9 +63,15 @@ constexpr ConfigField BannedIds(const char* name, std::vector<int> C::*m, uint16
   return Make(FieldKind::kBannedIds, name, name, m, slot);
 }
 // not in the Config table
-constexpr ConfigField Dtype(const char* name, WeightType C::*m) { return Make(FieldKind::kWeightType, name, nullptr, m, 0); }
+constexpr ConfigField Dtype(const char* name, WeightType C::*m) {
+  return Make(FieldKind::kWeightType, name, nullptr, m, 0);
+}
 constexpr ConfigField Text(const char* name, std::string C::*m) { return Make(FieldKind::kText, name, nullptr, m, 0); }
 
+// In the order of schema `table Config` (the writer adds them in this order; `info` and Python
+// list them so), then the fields stored elsewhere. A line: the name (also the schema field's
+// unless given), the ModelConfig member, the schema field's slot, the valid range of an int, a
+// relation to the fields before it.
 using F = fb::Config;
 constexpr ConfigField kConfigFields[] = {
     Int("d_model", &C::d_model, F::VT_D_MODEL, 1, kMaxDModel),

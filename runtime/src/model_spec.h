@@ -100,7 +100,7 @@ FieldValue ValueOf(const ConfigField& field, const ModelConfig& c);
 // The schema's code (a byte) of an enum kind's value (kActivation, kPositions).
 int EnumCode(const ConfigField& field, const ModelConfig& c);
 
-// Reads, checks and stores every field of `config` in table order: the first failure is an
+// Reads, checks and stores every field of `config` in table order; the first failure is a
 // kInvalidModel naming the field. weight_type and the languages are not in the Config table.
 // Allocates only for bad_word_ids (never with caller_storage and Marian's [[pad]]) and errors.
 Status LoadConfig(const fb::Config& config, bool caller_storage, ModelConfig* out);

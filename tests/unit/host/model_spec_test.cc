@@ -254,7 +254,8 @@ TEST(ModelSpec, AnIntFieldOutsideItsRangeIsRefusedWithTheTablesRange) {
       // The whole loader, on the demo file with the field patched in place (every scalar of the
       // Config table is stored, see the writer).
       AlignedBytes patched = demo;
-      const auto* table = reinterpret_cast<const flatbuffers::Table*>(fb::GetSizePrefixedModel(patched.data())->config());
+      const auto* config = fb::GetSizePrefixedModel(patched.data())->config();
+      const auto* table = reinterpret_cast<const flatbuffers::Table*>(config);
       const uint8_t* field = table->GetAddressOf(f.slot);
       ASSERT_NE(field, nullptr);
       flatbuffers::WriteScalar<int32_t>(patched.data() + (field - patched.data()), int32_t(v));

@@ -7,6 +7,7 @@
 
 #include "crc32c.h"
 #include "marian_layout.h"
+#include "model_spec.h"
 #include "mtlite_generated.h"
 
 namespace mtlite {
@@ -127,36 +128,30 @@ class FlatBufferWriter {
  private:
   fb::BufferRef Ref(const Placed& p) const { return fb::BufferRef(data_offset_ + p.offset, p.size, p.crc); }
 
+  // The Config table, a field per line of the spec table (runtime/src/model_spec.cc), in its order.
   flatbuffers::Offset<fb::Config> Config() {
+    using detail::FieldKind;
     const ModelConfig& c = spec_.config;
-    const auto bad = fbb_.CreateVector(c.bad_word_ids);
-    const auto act = static_cast<fb::Activation>(layout::ActivationCode(c.activation));  // codes checked in model.cc
-    fb::ConfigBuilder b(fbb_);
-    b.add_d_model(c.d_model);
-    b.add_encoder_layers(c.encoder_layers);
-    b.add_decoder_layers(c.decoder_layers);
-    b.add_encoder_heads(c.encoder_heads);
-    b.add_decoder_heads(c.decoder_heads);
-    b.add_encoder_ffn_dim(c.encoder_ffn_dim);
-    b.add_decoder_ffn_dim(c.decoder_ffn_dim);
-    b.add_activation(act);
-    b.add_embed_scale(c.embed_scale);
-    b.add_position_kind(c.positions_stored ? fb::PositionKind::Table : fb::PositionKind::SinusoidalMarian);
-    b.add_max_positions(c.max_positions);
-    b.add_layer_norm_eps(c.layer_norm_eps);
-    b.add_shared_embeddings(c.shared_embeddings);
-    b.add_tied_output(c.tied_output);
-    b.add_has_final_logits_bias(c.has_final_logits_bias);
-    b.add_source_vocab_size(c.source_vocab_size);
-    b.add_target_vocab_size(c.target_vocab_size);
-    b.add_pad_id(c.pad_id);
-    b.add_eos_id(c.eos_id);
-    b.add_unk_id(c.unk_id);
-    b.add_decoder_start_id(c.decoder_start_id);
-    b.add_bad_word_ids(bad);
-    b.add_default_beam(c.default_beam);
-    b.add_default_max_length(c.default_max_length);
-    return b.Finish();
+    std::vector<flatbuffers::Offset<flatbuffers::Vector<int32_t>>> lists;  // made before the table starts
+    for (const detail::ConfigField& f : detail::ConfigFields()) {
+      if (f.kind == FieldKind::kBannedIds) lists.push_back(fbb_.CreateVector(c.*f.member.ids));
+    }
+    const flatbuffers::uoffset_t start = fbb_.StartTable();
+    auto list = lists.begin();
+    for (const detail::ConfigField& f : detail::ConfigFields()) {
+      const detail::FieldMember& m = f.member;
+      switch (f.kind) {
+        case FieldKind::kInt: fbb_.AddElement<int32_t>(f.slot, c.*m.i, 0); break;
+        case FieldKind::kPositive: fbb_.AddElement<float>(f.slot, c.*m.f, 0); break;
+        case FieldKind::kBool: fbb_.AddElement<uint8_t>(f.slot, c.*m.b, 0); break;
+        case FieldKind::kActivation:
+        case FieldKind::kPositions: fbb_.AddElement<int8_t>(f.slot, int8_t(detail::EnumCode(f, c)), 0); break;
+        case FieldKind::kBannedIds: fbb_.AddOffset(f.slot, *list++); break;
+        case FieldKind::kWeightType:  // not in the Config table
+        case FieldKind::kText: break;
+      }
+    }
+    return flatbuffers::Offset<fb::Config>(fbb_.EndTable(start));
   }
 
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>> Tensors() {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "model_data.h"
+#include "model_spec.h"
 #include "mtlite/mtlite.hpp"
 #include "records.h"
 #include "tokenizer.h"
@@ -171,36 +172,20 @@ class PyModel {
   size_t file_size() const { return model_->file_size(); }
   bool has_shortlist() const { return model_->has_shortlist(); }
 
+  // The fields of the spec table (runtime/src/model_spec.cc), in its order.
   py::dict Config() const {
-    const ModelConfig& c = model_->config();
+    using T = detail::FieldValue::Type;
     py::dict d;
-    d["d_model"] = c.d_model;
-    d["encoder_layers"] = c.encoder_layers;
-    d["decoder_layers"] = c.decoder_layers;
-    d["encoder_heads"] = c.encoder_heads;
-    d["decoder_heads"] = c.decoder_heads;
-    d["encoder_ffn_dim"] = c.encoder_ffn_dim;
-    d["decoder_ffn_dim"] = c.decoder_ffn_dim;
-    d["activation"] = py::cast(c.activation).attr("name");
-    d["embed_scale"] = c.embed_scale;
-    d["positions"] = c.positions_stored ? "table" : "sinusoidal";
-    d["max_positions"] = c.max_positions;
-    d["layer_norm_eps"] = c.layer_norm_eps;
-    d["shared_embeddings"] = c.shared_embeddings;
-    d["tied_output"] = c.tied_output;
-    d["has_final_logits_bias"] = c.has_final_logits_bias;
-    d["source_vocab_size"] = c.source_vocab_size;
-    d["target_vocab_size"] = c.target_vocab_size;
-    d["pad_id"] = c.pad_id;
-    d["eos_id"] = c.eos_id;
-    d["unk_id"] = c.unk_id;
-    d["decoder_start_id"] = c.decoder_start_id;
-    d["bad_word_ids"] = c.bad_word_ids;
-    d["default_beam"] = c.default_beam;
-    d["default_max_length"] = c.default_max_length;
-    d["weight_type"] = py::cast(c.weight_type).attr("name");
-    d["source_lang"] = c.source_lang;
-    d["target_lang"] = c.target_lang;
+    for (const detail::ConfigField& f : detail::ConfigFields()) {
+      const detail::FieldValue v = detail::ValueOf(f, model_->config());
+      switch (v.type) {
+        case T::kInt: d[f.name] = v.i; break;
+        case T::kFloat: d[f.name] = v.f; break;
+        case T::kBool: d[f.name] = v.b; break;
+        case T::kString: d[f.name] = py::str(v.s.data(), v.s.size()); break;
+        case T::kIntList: d[f.name] = *v.ids; break;
+      }
+    }
     return d;
   }
 

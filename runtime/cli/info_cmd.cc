@@ -20,6 +20,7 @@
 #include "json_writer.h"
 #include "marian_layout.h"
 #include "model_data.h"
+#include "model_spec.h"
 #include "mtlite/mtlite.h"
 #include "mtlite/mtlite.hpp"
 #include "mtlite_generated.h"
@@ -36,44 +37,33 @@ constexpr char kSummary[] =
 
 namespace {
 
-// Config as (key, JSON value) pairs, shared by the table and the JSON output.
+// A config field's value as JSON.
+std::string JsonValue(const detail::FieldValue& v) {
+  using T = detail::FieldValue::Type;
+  switch (v.type) {
+    case T::kInt: return std::to_string(v.i);
+    case T::kFloat: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.9g", double(v.f));
+      return buf;
+    }
+    case T::kBool: return v.b ? "true" : "false";
+    case T::kString: return JsonQuote(v.s);
+    case T::kIntList: {
+      std::string list = "[";
+      for (size_t i = 0; i < v.ids->size(); ++i) list += (i ? "," : "") + std::to_string((*v.ids)[i]);
+      return list + "]";
+    }
+  }
+  return "null";
+}
+
+// Config as (key, JSON value) pairs, shared by the table and the JSON output: the fields of the
+// spec table (runtime/src/model_spec.cc), in its order.
 std::vector<std::pair<std::string, std::string>> ConfigFields(const ModelConfig& c) {
-  std::string bad = "[";
-  for (size_t i = 0; i < c.bad_word_ids.size(); ++i) bad += (i ? "," : "") + std::to_string(c.bad_word_ids[i]);
-  bad += "]";
-  auto b = [](bool v) { return std::string(v ? "true" : "false"); };
-  auto f = [](float v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.9g", double(v));
-    return std::string(buf);
-  };
-  return {{"d_model", std::to_string(c.d_model)},
-          {"encoder_layers", std::to_string(c.encoder_layers)},
-          {"decoder_layers", std::to_string(c.decoder_layers)},
-          {"encoder_heads", std::to_string(c.encoder_heads)},
-          {"decoder_heads", std::to_string(c.decoder_heads)},
-          {"encoder_ffn_dim", std::to_string(c.encoder_ffn_dim)},
-          {"decoder_ffn_dim", std::to_string(c.decoder_ffn_dim)},
-          {"activation", JsonQuote(layout::ActivationName(c.activation))},
-          {"embed_scale", f(c.embed_scale)},
-          {"positions", JsonQuote(c.positions_stored ? "table" : "sinusoidal")},
-          {"max_positions", std::to_string(c.max_positions)},
-          {"layer_norm_eps", f(c.layer_norm_eps)},
-          {"shared_embeddings", b(c.shared_embeddings)},
-          {"tied_output", b(c.tied_output)},
-          {"has_final_logits_bias", b(c.has_final_logits_bias)},
-          {"source_vocab_size", std::to_string(c.source_vocab_size)},
-          {"target_vocab_size", std::to_string(c.target_vocab_size)},
-          {"pad_id", std::to_string(c.pad_id)},
-          {"eos_id", std::to_string(c.eos_id)},
-          {"unk_id", std::to_string(c.unk_id)},
-          {"decoder_start_id", std::to_string(c.decoder_start_id)},
-          {"bad_word_ids", bad},
-          {"default_beam", std::to_string(c.default_beam)},
-          {"default_max_length", std::to_string(c.default_max_length)},
-          {"weight_type", JsonQuote(layout::DTypeName(c.weight_type))},
-          {"source_lang", JsonQuote(c.source_lang)},
-          {"target_lang", JsonQuote(c.target_lang)}};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const detail::ConfigField& f : detail::ConfigFields()) out.push_back({f.name, JsonValue(detail::ValueOf(f, c))});
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> MetadataFields(const Model& model) {

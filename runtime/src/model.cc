@@ -24,6 +24,7 @@
 #include "marian_layout.h"
 #include "model_data.h"
 #include "model_internal.h"
+#include "model_spec.h"
 #include "mtlite/mtlite.hpp"
 #include "mtlite_generated.h"
 #include "status_macros.h"
@@ -42,34 +43,24 @@ using detail::kStorageAlign;
 using detail::kTableAlign;
 using detail::TableArena;
 using detail::TableCounts;
-using detail::kMaxDModel;
-using detail::kMaxLayers;
-using detail::kMaxVocab;
-using detail::kMaxFfn;
-using detail::kMaxPositions;
-using detail::kMaxBeam;
 using detail::DTypeName;
 using detail::LayerPrefixName;
 using detail::Name;
 using detail::ShapeDim;
 using detail::ShapeString;
+using detail::TablesTooSmall;
+using detail::View;
 
 constexpr auto Invalid = detail::InvalidModel;
 
 std::string Str(const flatbuffers::String* s) { return s ? std::string(s->c_str(), s->size()) : std::string(); }
-std::string_view View(const flatbuffers::String* s) { return std::string_view(s->c_str(), s->size()); }
 std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
-
-Status TablesTooSmall() {
-  return Status(StatusCode::kInternal, "model table storage smaller than the loader's own count (a bug)");
-}
-
-class Loader {
+class Loader : public detail::LoaderBase {
  public:
-  // caller_storage: build the config without a heap allocation (see CheckConfig's bad_word_ids).
+  // caller_storage: build the config without a heap allocation (see FieldKind::kBannedIds).
   Loader(const uint8_t* base, size_t size, detail::ModelData* out, bool caller_storage)
-      : base_(base), size_(size), md_(out), caller_storage_(caller_storage) {}
+      : LoaderBase(base, size, out), caller_storage_(caller_storage) {}
 
   // Binds everything, taking the tables from `tables` (TableCounts(root).Bytes() bytes).
   Status Run(TableArena* tables) {
@@ -126,115 +117,13 @@ class Loader {
   }
 
   // ---- config ------------------------------------------------------------------------------
-  static Status CheckRange(Name field, int64_t v, int64_t lo, int64_t hi) {
-    if (v < lo || v > hi) {
-      return Invalid(field.str() + " = " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " +
-                     std::to_string(hi) + "]");
-    }
-    return Status::Ok();
-  }
-
   Status CheckConfig() {
     const fb::Config* c = root_->config();
     if (!c) return Invalid("config table missing");
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.d_model", c->d_model(), 1, kMaxDModel));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.encoder_layers", c->encoder_layers(), 1, kMaxLayers));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.decoder_layers", c->decoder_layers(), 1, kMaxLayers));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.encoder_heads", c->encoder_heads(), 1, c->d_model()));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.decoder_heads", c->decoder_heads(), 1, c->d_model()));
-    if (c->d_model() % c->encoder_heads() || c->d_model() % c->decoder_heads()) {
-      return Invalid("config.d_model " + std::to_string(c->d_model()) + " is not a multiple of the head count");
-    }
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.encoder_ffn_dim", c->encoder_ffn_dim(), 1, kMaxFfn));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.decoder_ffn_dim", c->decoder_ffn_dim(), 1, kMaxFfn));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.max_positions", c->max_positions(), 1, kMaxPositions));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.source_vocab_size", c->source_vocab_size(), 1, kMaxVocab));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.target_vocab_size", c->target_vocab_size(), 1, kMaxVocab));
-    const int vs = c->source_vocab_size(), vt = c->target_vocab_size();
-    if (c->shared_embeddings() && vs != vt) {
-      return Invalid("config.shared_embeddings is set but source_vocab_size " + std::to_string(vs) +
-                     " != target_vocab_size " + std::to_string(vt));
-    }
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.pad_id", c->pad_id(), 0, std::min(vs, vt) - 1));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.eos_id", c->eos_id(), 0, std::min(vs, vt) - 1));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.unk_id", c->unk_id(), 0, std::min(vs, vt) - 1));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.decoder_start_id", c->decoder_start_id(), 0, vt - 1));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.default_beam", c->default_beam(), 1, kMaxBeam));
-    MTLITE_RETURN_IF_ERROR(CheckRange("config.default_max_length", c->default_max_length(), 1, kMaxPositions));
-    if (!(std::isfinite(c->embed_scale()) && c->embed_scale() > 0)) return Invalid("config.embed_scale is not a positive number");
-    if (!(std::isfinite(c->layer_norm_eps()) && c->layer_norm_eps() > 0)) return Invalid("config.layer_norm_eps is not a positive number");
-
-    ModelConfig& mc = md_->config;
-    mc.d_model = c->d_model();
-    mc.encoder_layers = c->encoder_layers();
-    mc.decoder_layers = c->decoder_layers();
-    mc.encoder_heads = c->encoder_heads();
-    mc.decoder_heads = c->decoder_heads();
-    mc.encoder_ffn_dim = c->encoder_ffn_dim();
-    mc.decoder_ffn_dim = c->decoder_ffn_dim();
-    if (!layout::ActivationFromCode(int(c->activation()), &mc.activation)) {
-      return Invalid("config.activation " + std::to_string(int(c->activation())) + " is unknown");
-    }
-    switch (c->position_kind()) {
-      case fb::PositionKind::SinusoidalMarian: mc.positions_stored = false; break;
-      case fb::PositionKind::Table: mc.positions_stored = true; break;
-      default: return Invalid("config.position_kind " + std::to_string(int(c->position_kind())) + " is unknown");
-    }
-    mc.embed_scale = c->embed_scale();
-    mc.max_positions = c->max_positions();
-    mc.layer_norm_eps = c->layer_norm_eps();
-    mc.shared_embeddings = c->shared_embeddings();
-    mc.tied_output = c->tied_output();
-    mc.has_final_logits_bias = c->has_final_logits_bias();
-    mc.source_vocab_size = vs;
-    mc.target_vocab_size = vt;
-    mc.pad_id = c->pad_id();
-    mc.eos_id = c->eos_id();
-    mc.unk_id = c->unk_id();
-    mc.decoder_start_id = c->decoder_start_id();
-    mc.bad_word_ids.clear();
-    if (const auto* bad = c->bad_word_ids()) {
-      for (size_t i = 0; i < bad->size(); ++i) {
-        const int id = bad->Get(static_cast<flatbuffers::uoffset_t>(i));
-        if (id < 0 || id >= vt) return Invalid("config.bad_word_ids contains " + std::to_string(id) + ", outside the target vocabulary");
-        // Every search masks <pad> before the log-softmax, so a banned <pad> (Marian's usual
-        // bad_words_ids [[pad]]) changes nothing; caller storage leaves it out of the list so
-        // that the std::vector stays empty and unallocated (Model::FromBuffer with storage).
-        if (caller_storage_ && id == mc.pad_id) continue;
-        mc.bad_word_ids.push_back(id);
-      }
-    }
-    mc.default_beam = c->default_beam();
-    mc.default_max_length = c->default_max_length();
-    return Status::Ok();
+    return detail::LoadConfig(*c, caller_storage_, &md_->config);
   }
 
   // ---- data buffers ------------------------------------------------------------------------
-  // Bounds and alignment of one BufferRef; registers it for VerifyChecksums, the overlap check
-  // and the size profile (component, dtype). `expected_size` < 0: any size.
-  Status CheckRef(const fb::BufferRef* ref, std::string_view name, bool scales, layout::Component component,
-                  const char* dtype, int64_t expected_size = -1) {
-    const uint64_t off = ref->offset(), n = ref->size();
-    // data is set only once the bounds hold: base_ + off for an offset past the file is not a pointer
-    detail::BufferCheck check{name, scales, nullptr, static_cast<size_t>(n), ref->crc32c(), component, dtype};
-    if (off % kDataAlignment != 0) {
-      return Invalid("buffer of " + Quote(check.Label()) + " at offset " + std::to_string(off) + " is not 64-byte aligned");
-    }
-    if (off < root_->data_offset() || off > size_ || n > size_ - off) {
-      return Invalid("buffer of " + Quote(check.Label()) + " [" + std::to_string(off) + ", +" + std::to_string(n) +
-                     ") lies outside the data segment [" + std::to_string(root_->data_offset()) + ", " +
-                     std::to_string(size_) + ")");
-    }
-    if (expected_size >= 0 && n != static_cast<uint64_t>(expected_size)) {
-      return Invalid("buffer of " + Quote(check.Label()) + " has " + std::to_string(n) + " bytes, expected " +
-                     std::to_string(expected_size));
-    }
-    if (num_checks_ >= cap_checks_) return TablesTooSmall();
-    check.data = base_ + off;
-    checks_[num_checks_++] = check;
-    return Status::Ok();
-  }
-
   Status CheckNoOverlap() const {
     uint32_t* order = md_->checks_by_offset.data();
     const size_t n = md_->checks.size();
@@ -472,211 +361,6 @@ class Loader {
     return Status::Ok();
   }
 
-  // ---- tokenizer ---------------------------------------------------------------------------
-  // A table of n string views for a piece or vocab list.
-  Status TakeViews(size_t n, detail::Table<std::string_view>* out) {
-    std::string_view* v = tables_->Take<std::string_view>(n);
-    if (!v) return TablesTooSmall();
-    out->Bind(v, n);
-    return Status::Ok();
-  }
-
-  // `what`: "tokenizer.source_spm" / "tokenizer.target_spm"; `scores_name`, `charsmap_name`: the
-  // names of its two data buffers (static strings: a BufferCheck keeps a view of them).
-  Status BindSpm(const fb::SentencePieceModel* m, const char* what, const char* scores_name, const char* charsmap_name,
-                 int vocab_size, detail::SpmView* v) {
-    const auto* pieces = m->pieces();
-    if (!pieces || pieces->size() == 0) return Invalid(std::string(what) + ".pieces missing or empty");
-    if (pieces->size() > static_cast<flatbuffers::uoffset_t>(kMaxVocab)) return Invalid(std::string(what) + ".pieces: too many pieces");
-    const int n = static_cast<int>(pieces->size());
-    const auto* types = m->types();
-    const auto* sorted = m->sorted_pieces();
-    const auto* to_vocab = m->to_vocab();
-    if (!types || types->size() != pieces->size()) return Invalid(std::string(what) + ".types length does not match the piece count");
-    if (!sorted || sorted->size() != pieces->size()) return Invalid(std::string(what) + ".sorted_pieces length does not match the piece count");
-    if (!to_vocab || to_vocab->size() != pieces->size()) return Invalid(std::string(what) + ".to_vocab length does not match the piece count");
-    if (!m->scores()) return Invalid(std::string(what) + ".scores missing");
-    MTLITE_RETURN_IF_ERROR(CheckRef(m->scores(), scores_name, false, {Part::kTokenizer}, "f32", int64_t(n) * 4));
-    MTLITE_RETURN_IF_ERROR(CheckRange(Name(what) + ".unk_id", m->unk_id(), 0, n - 1));
-    MTLITE_RETURN_IF_ERROR(CheckRange(Name(what) + ".bos_id", m->bos_id(), -1, n - 1));
-    MTLITE_RETURN_IF_ERROR(CheckRange(Name(what) + ".eos_id", m->eos_id(), -1, n - 1));
-    MTLITE_RETURN_IF_ERROR(CheckRange(Name(what) + ".pad_id", m->pad_id(), -1, n - 1));
-
-    v->num_pieces = n;
-    MTLITE_RETURN_IF_ERROR(TakeViews(size_t(n), &v->pieces));
-    for (int i = 0; i < n; ++i) v->pieces[size_t(i)] = View(pieces->Get(flatbuffers::uoffset_t(i)));
-    v->scores = reinterpret_cast<const float*>(base_ + m->scores()->offset());
-    for (int i = 0; i < n; ++i) {
-      if (!std::isfinite(v->scores[i])) return Invalid(std::string(what) + ".scores[" + std::to_string(i) + "] is not finite");
-    }
-    const int8_t* t = reinterpret_cast<const int8_t*>(types->Data());
-    for (int i = 0; i < n; ++i) {
-      if (t[i] < int8_t(detail::PieceKind::kNormal) || t[i] > int8_t(detail::PieceKind::kByte)) {
-        return Invalid(std::string(what) + ".types[" + std::to_string(i) + "] = " + std::to_string(t[i]) + " is not a piece type");
-      }
-    }
-    v->types = reinterpret_cast<const detail::PieceKind*>(t);
-    v->sorted_pieces = reinterpret_cast<const int32_t*>(sorted->Data());
-    v->to_vocab = reinterpret_cast<const int32_t*>(to_vocab->Data());
-    // In range and strictly ascending: then the pieces are distinct, so the indices are too, and
-    // n distinct indices in [0, n) are a permutation (no "seen" table needed).
-    for (int i = 0; i < n; ++i) {
-      const int32_t p = v->sorted_pieces[i];
-      if (p < 0 || p >= n) return Invalid(std::string(what) + ".sorted_pieces is not a permutation");
-      if (i > 0 && !(v->pieces[size_t(v->sorted_pieces[i - 1])] < v->pieces[size_t(p)])) {
-        if (std::find(v->sorted_pieces, v->sorted_pieces + i, p) != v->sorted_pieces + i) {
-          return Invalid(std::string(what) + ".sorted_pieces is not a permutation");
-        }
-        return Invalid(std::string(what) + ".sorted_pieces is not in ascending bytewise piece order at position " +
-                       std::to_string(i));
-      }
-      const int32_t id = v->to_vocab[i];
-      if (id < 0 || id >= vocab_size) {
-        return Invalid(std::string(what) + ".to_vocab[" + std::to_string(i) + "] = " + std::to_string(id) +
-                       " is outside the vocabulary");
-      }
-    }
-    v->unk_id = m->unk_id();
-    v->bos_id = m->bos_id();
-    v->eos_id = m->eos_id();
-    v->pad_id = m->pad_id();
-    v->add_dummy_prefix = m->add_dummy_prefix();
-    v->remove_extra_whitespaces = m->remove_extra_whitespaces();
-    v->escape_whitespaces = m->escape_whitespaces();
-    v->treat_whitespace_as_suffix = m->treat_whitespace_as_suffix();
-    v->byte_fallback = m->byte_fallback();
-    v->charsmap = nullptr;
-    v->charsmap_size = 0;
-    if (const fb::BufferRef* cm = m->precompiled_charsmap(); cm && cm->size() > 0) {
-      MTLITE_RETURN_IF_ERROR(CheckRef(cm, charsmap_name, false, {Part::kTokenizer}, "bytes"));
-      v->charsmap = base_ + cm->offset();
-      v->charsmap_size = static_cast<size_t>(cm->size());
-    }
-    return Status::Ok();
-  }
-
-  Status BindVocab(const fb::Vocab* vocab, const char* what, int vocab_size, detail::VocabView* v) {
-    const auto* ids = vocab->id_to_piece();
-    if (!ids || ids->size() != static_cast<flatbuffers::uoffset_t>(vocab_size)) {
-      return Invalid(std::string(what) + ".id_to_piece has " + std::to_string(ids ? ids->size() : 0) +
-                     " entries, config says " + std::to_string(vocab_size));
-    }
-    MTLITE_RETURN_IF_ERROR(TakeViews(size_t(vocab_size), &v->id_to_piece));
-    for (int i = 0; i < vocab_size; ++i) v->id_to_piece[size_t(i)] = View(ids->Get(flatbuffers::uoffset_t(i)));
-    return Status::Ok();
-  }
-
-  Status BindTokenizer() {
-    const fb::Tokenizer* tok = root_->tokenizer();
-    if (!tok) return Invalid("tokenizer table missing");
-    if (!tok->source_spm()) return Invalid("tokenizer.source_spm missing");
-    if (!tok->source_vocab()) return Invalid("tokenizer.source_vocab missing");
-    const ModelConfig& c = md_->config;
-    MTLITE_RETURN_IF_ERROR(BindVocab(tok->source_vocab(), "tokenizer.source_vocab", c.source_vocab_size, &md_->source_vocab));
-    if (tok->target_vocab()) {
-      MTLITE_RETURN_IF_ERROR(BindVocab(tok->target_vocab(), "tokenizer.target_vocab", c.target_vocab_size, &md_->target_vocab));
-    } else if (c.target_vocab_size != c.source_vocab_size) {
-      return Invalid("tokenizer.target_vocab is absent but target_vocab_size differs from source_vocab_size");
-    } else {
-      md_->target_vocab = md_->source_vocab;  // shares the table
-    }
-    MTLITE_RETURN_IF_ERROR(BindSpm(tok->source_spm(), "tokenizer.source_spm", "tokenizer.source_spm.scores",
-                                   "tokenizer.source_spm.precompiled_charsmap", c.source_vocab_size, &md_->source_spm));
-    if (tok->target_spm()) {
-      MTLITE_RETURN_IF_ERROR(BindSpm(tok->target_spm(), "tokenizer.target_spm", "tokenizer.target_spm.scores",
-                                     "tokenizer.target_spm.precompiled_charsmap", c.target_vocab_size, &md_->target_spm));
-    } else if (tok->target_vocab()) {
-      // The source spm's to_vocab maps into the source vocabulary, not the target one.
-      return Invalid("tokenizer.target_spm is absent but a separate tokenizer.target_vocab is present");
-    } else {
-      md_->target_spm = md_->source_spm;  // shares the table
-    }
-    return Status::Ok();
-  }
-
-  // ---- shortlist (optional) ----------------------------------------------------------------
-  // An int32/uint32 array buffer `name` (a static string: the BufferCheck keeps a view of it):
-  // size a multiple of 4 (exactly `count` elements when count >= 0); returns the element count.
-  Status ArrayRef(const fb::BufferRef* ref, const char* name, const char* dtype, int64_t count, uint64_t* elements) {
-    if (!ref) return Invalid(std::string(name) + " missing");
-    if (ref->size() % 4 != 0) {
-      return Invalid(std::string(name) + " has " + std::to_string(ref->size()) + " bytes, not a multiple of 4");
-    }
-    MTLITE_RETURN_IF_ERROR(CheckRef(ref, name, false, {Part::kShortlist}, dtype, count >= 0 ? count * 4 : -1));
-    *elements = ref->size() / 4;
-    return Status::Ok();
-  }
-
-  Status BindShortlist() {
-    md_->shortlist = {};
-    const fb::Shortlist* sl = root_->shortlist();
-    if (!sl) return Status::Ok();
-    const int vs = md_->config.source_vocab_size, vt = md_->config.target_vocab_size;
-    uint64_t num_frequent = 0, num_offsets = 0, num_targets = 0;
-    MTLITE_RETURN_IF_ERROR(ArrayRef(sl->frequent(), "shortlist.frequent", "int32", -1, &num_frequent));
-    MTLITE_RETURN_IF_ERROR(ArrayRef(sl->offsets(), "shortlist.offsets", "uint32", int64_t(vs) + 1, &num_offsets));
-    MTLITE_RETURN_IF_ERROR(ArrayRef(sl->targets(), "shortlist.targets", "int32", -1, &num_targets));
-    if (num_frequent > uint64_t(vt)) {
-      return Invalid("shortlist.frequent has " + std::to_string(num_frequent) + " ids, more than the target vocabulary");
-    }
-    const auto* frequent = reinterpret_cast<const int32_t*>(base_ + sl->frequent()->offset());
-    const auto* offsets = reinterpret_cast<const uint32_t*>(base_ + sl->offsets()->offset());
-    const auto* targets = reinterpret_cast<const int32_t*>(base_ + sl->targets()->offset());
-    MTLITE_RETURN_IF_ERROR(CheckRange("shortlist.top_k", sl->top_k(), 0, vt));
-    uint8_t* marks = tables_->Take<uint8_t>(uint64_t(vt));
-    if (!marks) return TablesTooSmall();
-    MTLITE_RETURN_IF_ERROR(detail::CheckShortlistLists(frequent, num_frequent, offsets, targets, num_targets, vs, vt,
-                                                       sl->top_k(), marks));
-    if (sl->include_source_ids() && !SameVocabularies()) {
-      return Invalid("shortlist.include_source_ids is set but the source and target vocabularies differ");
-    }
-    const int32_t* row_order = nullptr;
-    int32_t* token_row = nullptr;
-    if (sl->row_order()) {
-      if (root_->format_version() < layout::kFormatVersionRowOrder) {
-        return Invalid("shortlist.row_order needs format_version " + std::to_string(layout::kFormatVersionRowOrder) +
-                       " (the file says " + std::to_string(root_->format_version()) + ")");
-      }
-      uint64_t n = 0;
-      MTLITE_RETURN_IF_ERROR(ArrayRef(sl->row_order(), "shortlist.row_order", "int32", int64_t(vt), &n));
-      row_order = reinterpret_cast<const int32_t*>(base_ + sl->row_order()->offset());
-      token_row = tables_->Take<int32_t>(uint64_t(vt));
-      if (!token_row) return TablesTooSmall();
-      for (int t = 0; t < vt; ++t) token_row[t] = -1;
-      for (int r = 0; r < vt; ++r) {
-        const int32_t t = row_order[r];
-        if (t < 0 || t >= vt || token_row[t] >= 0) {
-          return Invalid("shortlist.row_order is not a permutation of the target ids (row " + std::to_string(r) +
-                         ": " + std::to_string(t) + (t >= 0 && t < vt ? ", seen before)" : ")"));
-        }
-        token_row[t] = r;
-      }
-      // every view of the projection's rows reads token t at row token_row[t]
-      const void* proj = md_->output_proj.data;
-      for (detail::WeightView* w : {&md_->output_proj, &md_->target_embed, &md_->source_embed})
-        if (w->data == proj) w->row_of = token_row;
-    }
-    detail::ShortlistView& v = md_->shortlist;
-    v.present = true;
-    v.row_order = row_order;
-    v.token_row = token_row;
-    v.frequent = frequent;
-    v.num_frequent = static_cast<int>(num_frequent);
-    v.offsets = offsets;
-    v.targets = targets;
-    v.include_source_ids = sl->include_source_ids();
-    return Status::Ok();
-  }
-
-  bool SameVocabularies() const {
-    const detail::VocabView &a = md_->source_vocab, &b = md_->target_vocab;
-    if (a.id_to_piece.size() != b.id_to_piece.size()) return false;
-    for (size_t i = 0; i < a.id_to_piece.size(); ++i) {
-      if (a.id_to_piece[i] != b.id_to_piece[i]) return false;
-    }
-    return true;
-  }
-
   void BindMetadata() {
     if (const fb::Metadata* m = root_->metadata()) {
       md_->config.source_lang = Str(m->source_lang());
@@ -684,24 +368,42 @@ class Loader {
     }
   }
 
-  const uint8_t* base_;
-  size_t size_;
-  detail::ModelData* md_;
   bool caller_storage_;
   uint64_t fb_size_ = 0;
-  const fb::Model* root_ = nullptr;
   const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* tensors_ = nullptr;
-  TableArena* tables_ = nullptr;
   std::string_view first_weight_;    // the first weight bound (its dtype is the model's)
   uint32_t* tensor_checks_ = nullptr;  // tensor index -> its data buffer's index in checks_
-  detail::BufferCheck* checks_ = nullptr;
-  size_t num_checks_ = 0, cap_checks_ = 0;
   layout::Component component_;        // what BindWeights is binding
 };
 
 }  // namespace
 
 namespace detail {
+
+// Bounds and alignment of one BufferRef; registers it for VerifyChecksums, the overlap check
+// and the size profile (component, dtype). `expected_size` < 0: any size.
+Status LoaderBase::CheckRef(const fb::BufferRef* ref, std::string_view name, bool scales, layout::Component component,
+                            const char* dtype, int64_t expected_size) {
+  const uint64_t off = ref->offset(), n = ref->size();
+  // data is set only once the bounds hold: base_ + off for an offset past the file is not a pointer
+  BufferCheck check{name, scales, nullptr, static_cast<size_t>(n), ref->crc32c(), component, dtype};
+  if (off % kDataAlignment != 0) {
+    return Invalid("buffer of " + Quote(check.Label()) + " at offset " + std::to_string(off) + " is not 64-byte aligned");
+  }
+  if (off < root_->data_offset() || off > size_ || n > size_ - off) {
+    return Invalid("buffer of " + Quote(check.Label()) + " [" + std::to_string(off) + ", +" + std::to_string(n) +
+                   ") lies outside the data segment [" + std::to_string(root_->data_offset()) + ", " +
+                   std::to_string(size_) + ")");
+  }
+  if (expected_size >= 0 && n != static_cast<uint64_t>(expected_size)) {
+    return Invalid("buffer of " + Quote(check.Label()) + " has " + std::to_string(n) + " bytes, expected " +
+                   std::to_string(expected_size));
+  }
+  if (num_checks_ >= cap_checks_) return TablesTooSmall();
+  check.data = base_ + off;
+  checks_[num_checks_++] = check;
+  return Status::Ok();
+}
 
 Status PrepareModel(ModelData* md, const LoadOptions& options, void* storage, size_t storage_bytes) {
   const bool caller_storage = storage != nullptr;

@@ -1,5 +1,6 @@
-// Internal interfaces between the model loader's files: model.cc (validation and binding),
-// model_tables.cc (FlatBuffers envelope, table sizes), model_shortlist.cc (the shortlist's lists),
+// Internal interfaces between the model loader's files: model.cc (validation and binding of the
+// container, tensors and weights), model_spec.cc (the config), model_tokenizer.cc (the tokenizer),
+// model_shortlist.cc (the shortlist), model_tables.cc (FlatBuffers envelope, table sizes),
 // model_checks.cc (checksums, size profile), model_api.cc (the Model object and its placement in
 // caller storage), model_file.cc (Model::Load).
 #pragma once
@@ -31,6 +32,12 @@ constexpr size_t kTableAlign = 16;  // tables inside the storage block
 
 // A malformed model file: kInvalidModel with a message naming the offending field or tensor.
 inline Status InvalidModel(std::string message) { return Status(StatusCode::kInvalidModel, std::move(message)); }
+
+inline Status TablesTooSmall() {
+  return Status(StatusCode::kInternal, "model table storage smaller than the loader's own count (a bug)");
+}
+
+inline std::string_view View(const flatbuffers::String* s) { return std::string_view(s->c_str(), s->size()); }
 
 // Sanity limits: far above any real Marian model, low enough that no size computed from
 // them can overflow 64 bits (10M x 65536 x 4 bytes < 2^42).
@@ -144,6 +151,15 @@ class Name {
   bool overflowed_ = false;
 };
 
+// "<field> = <v> is outside [lo, hi]" unless lo <= v <= hi.
+inline Status CheckRange(const Name& field, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi) {
+    return InvalidModel(field.str() + " = " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "]");
+  }
+  return Status::Ok();
+}
+
 // layout::LayerPrefix ("model.encoder.layers.<layer>") without allocating; model_layout_test
 // checks that the two agree.
 inline Name LayerPrefixName(layout::Side side, int layer) {
@@ -174,9 +190,38 @@ inline std::string ShapeString(const flatbuffers::Vector<int64_t>* shape) {
   return s + "]";
 }
 
-// The shortlist section's lists (model_shortlist.cc). `marks`: vt zero bytes, zero again on return.
-Status CheckShortlistLists(const int32_t* frequent, uint64_t num_frequent, const uint32_t* offsets,
-                           const int32_t* targets, uint64_t num_targets, int vs, int vt, int top_k, uint8_t* marks);
+// What the loader's binding steps share: the file, the ModelData being filled, the block its
+// tables come from and the data buffers registered so far. The loader (model.cc) derives from
+// it; the tokenizer and the shortlist are bound in model_tokenizer.cc and model_shortlist.cc.
+class LoaderBase {
+ protected:
+  LoaderBase(const uint8_t* base, size_t size, ModelData* md) : base_(base), size_(size), md_(md) {}
+
+  // Bounds and alignment of one BufferRef; registers it for VerifyChecksums, the overlap check
+  // and the size profile (component, dtype). `expected_size` < 0: any size. (model.cc)
+  Status CheckRef(const fb::BufferRef* ref, std::string_view name, bool scales, layout::Component component,
+                  const char* dtype, int64_t expected_size = -1);
+  Status BindTokenizer();  // model_tokenizer.cc
+  Status BindShortlist();  // model_shortlist.cc (optional section)
+
+  const uint8_t* base_;
+  size_t size_;
+  ModelData* md_;
+  const fb::Model* root_ = nullptr;
+  TableArena* tables_ = nullptr;
+  BufferCheck* checks_ = nullptr;
+  size_t num_checks_ = 0, cap_checks_ = 0;
+
+ private:
+  // model_tokenizer.cc
+  Status TakeViews(size_t n, Table<std::string_view>* out);
+  Status BindSpm(const fb::SentencePieceModel* m, const char* what, const char* scores_name, const char* charsmap_name,
+                 int vocab_size, SpmView* v);
+  Status BindVocab(const fb::Vocab* vocab, const char* what, int vocab_size, VocabView* v);
+  // model_shortlist.cc
+  Status ArrayRef(const fb::BufferRef* ref, const char* name, const char* dtype, int64_t count, uint64_t* elements);
+  bool SameVocabularies() const;
+};
 
 }  // namespace detail
 }  // namespace mtlite

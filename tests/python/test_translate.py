@@ -140,6 +140,7 @@ def test_model_info_equals_cli(mtlite, cli, int8_model, int8_path):
     assert info["file_size"] == want["file_size"] == os.path.getsize(int8_path)
     assert info["arena_bytes"] == want["arena_bytes"]
     assert info["config"] == pytest.approx(want["config"], rel=1e-8)  # the CLI prints floats with %.9g
+    assert list(info["config"]) == list(want["config"])  # the same fields in the same order
     assert info["limits"]["max_n_best"] == 2
     tr = mtlite.Translator(int8_model, max_batch=4, max_source_tokens=128, max_target_tokens=64, max_beam=2,
                            max_input_bytes=4096)

@@ -52,27 +52,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 MARIAN_FLOAT32 = 0x0404
 MARIAN_INT8 = 0x0101
 MARIAN_INTGEMM8 = 0x4101
-ACTIVATIONS = {"swish": "swish", "silu": "swish", "relu": "relu", "gelu": "gelu"}
-
-
-def read_safetensors_np(path):
-    """{name: float32 ndarray}; parses the format by hand (F32/F16/BF16)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n].decode("utf-8"))
-    base = 8 + n
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        dt = {"F32": "<f4", "F16": "<f2", "BF16": "<u2"}[info["dtype"]]
-        begin, end = info["data_offsets"]
-        a = np.frombuffer(raw[base + begin:base + end], dtype=dt)
-        if info["dtype"] == "BF16":
-            a = (a.astype(np.uint32) << 16).view(np.float32)
-        out[name] = a.astype(np.float32).reshape(info["shape"])
-    return out
+# Marian's "gelu" is x·sigmoid(1.702x), not HF's erf gelu: HF gelu variants have no Marian counterpart.
+ACTIVATIONS = {"swish": "swish", "silu": "swish", "relu": "relu"}
 
 
 def _yaml_value(v):
@@ -162,7 +143,8 @@ def marian_params(hf_dir, tying, vocab_mode):
     if cfg["encoder_attention_heads"] != cfg["decoder_attention_heads"] or \
             cfg["encoder_ffn_dim"] != cfg["decoder_ffn_dim"]:
         raise SystemExit("Marian has one transformer-heads and one transformer-dim-ffn for both sides")
-    w = read_safetensors_np(os.path.join(hf_dir, "model.safetensors"))
+    from marian_ref import read_safetensors
+    w = {k: v.numpy() for k, v in read_safetensors(os.path.join(hf_dir, "model.safetensors")).items()}
     pad = cfg["pad_token_id"]
     with open(os.path.join(hf_dir, "vocab.json")) as f:
         src_vocab = json.load(f)
@@ -227,7 +209,8 @@ def marian_params(hf_dir, tying, vocab_mode):
         ffn(f"decoder_l{i + 1}", hf)
 
     yml = model_yml(cfg, tying, len(src_rows), len(tgt_rows))
-    same_side = open(src_spm, "rb").read() == open(tgt_spm, "rb").read() and src_pieces == tgt_pieces
+    same_side = src_pieces == tgt_pieces and (
+        vocab_mode == "yml" or open(src_spm, "rb").read() == open(tgt_spm, "rb").read())
     if vocab_mode == "spm":
         vocabs = {"vocab.spm": src_spm} if same_side else {"vocab.src.spm": src_spm, "vocab.trg.spm": tgt_spm}
     else:

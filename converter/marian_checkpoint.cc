@@ -274,7 +274,7 @@ struct Need {
 };
 
 std::vector<Need> Needed(const MarianOptions& o) {
-  const int64_t d = o.dim_emb, f = o.dim_ffn;
+  const int64_t d = o.dim_emb;
   std::vector<Need> n;
   auto attention = [&](const std::string& p) {
     for (const char* m : {"q", "k", "v", "o"}) {
@@ -284,7 +284,7 @@ std::vector<Need> Needed(const MarianOptions& o) {
     n.push_back({p + "_Wo_ln_scale", {1, d}});
     n.push_back({p + "_Wo_ln_bias", {1, d}});
   };
-  auto ffn = [&](const std::string& p) {
+  auto ffn = [&](const std::string& p, int64_t f) {
     n.push_back({p + "_ffn_W1", {d, f}});
     n.push_back({p + "_ffn_b1", {1, f}});
     n.push_back({p + "_ffn_W2", {f, d}});
@@ -294,12 +294,12 @@ std::vector<Need> Needed(const MarianOptions& o) {
   };
   for (int i = 1; i <= o.enc_depth; ++i) {
     attention("encoder_l" + std::to_string(i) + "_self");
-    ffn("encoder_l" + std::to_string(i));
+    ffn("encoder_l" + std::to_string(i), o.dim_ffn);
   }
   for (int i = 1; i <= o.dec_depth; ++i) {
     attention("decoder_l" + std::to_string(i) + "_self");
     attention("decoder_l" + std::to_string(i) + "_context");
-    ffn("decoder_l" + std::to_string(i));
+    ffn("decoder_l" + std::to_string(i), o.dec_dim_ffn);
   }
   if (o.tying == MarianTying::kAll || o.tying == MarianTying::kSrc) {
     n.push_back({"Wemb", {o.src_vocab, d}});

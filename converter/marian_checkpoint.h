@@ -46,7 +46,8 @@ enum class MarianTying {
 const char* MarianTyingName(MarianTying t);
 
 struct MarianOptions {
-  int dim_emb = 0, enc_depth = 0, dec_depth = 0, heads = 0, dim_ffn = 0;
+  int dim_emb = 0, enc_depth = 0, dec_depth = 0, heads = 0;
+  int dim_ffn = 0, dec_dim_ffn = 0;  // transformer-dim-ffn, transformer-decoder-dim-ffn (0: dim_ffn)
   int src_vocab = 0, tgt_vocab = 0;  // dim-vocabs
   std::string activation;            // "swish" or "relu"
   MarianTying tying = MarianTying::kUntied;

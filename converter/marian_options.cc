@@ -225,7 +225,15 @@ Status ParseMarianYaml(const std::string& text, const std::string& source, Maria
       v.list.push_back(std::move(item));
       continue;
     }
-    if (IsSpace(line[0])) return YamlError(source, line_no, "indented mapping (nested values are not supported)");
+    if (IsSpace(line[0])) {
+      // Marian writes an empty list as `key:` and an indented `[]` on the next line.
+      auto it = out->find(key);
+      if (t[0] != '[' || it == out->end() || !it->second.is_list || !it->second.list.empty() || t.back() != ']') {
+        return YamlError(source, line_no, "indented mapping (nested values are not supported)");
+      }
+      if (!ParseFlowList(t, &it->second.list, &error)) return YamlError(source, line_no, error);
+      continue;
+    }
     const size_t colon = line.find(": ") != std::string::npos ? line.find(": ") : line.size() - 1;
     if (line[colon] != ':' || colon == 0) return YamlError(source, line_no, "expected 'key: value', got '" + t + "'");
     key = Trim(line.substr(0, colon));
@@ -270,6 +278,11 @@ Status ReadMarianOptions(const MarianYaml& y, MarianOptions* o) {
   MTLITE_RETURN_IF_ERROR(Int(y, "dec-depth", 1, 1024, &o->dec_depth));
   MTLITE_RETURN_IF_ERROR(Int(y, "transformer-heads", 1, 1024, &o->heads));
   MTLITE_RETURN_IF_ERROR(Int(y, "transformer-dim-ffn", 1, 1 << 20, &o->dim_ffn));
+  o->dec_dim_ffn = 0;
+  if (Find(y, "transformer-decoder-dim-ffn")) {
+    MTLITE_RETURN_IF_ERROR(Int(y, "transformer-decoder-dim-ffn", 0, 1 << 20, &o->dec_dim_ffn));
+  }
+  if (o->dec_dim_ffn == 0) o->dec_dim_ffn = o->dim_ffn;  // 0: as the encoder
   if (o->dim_emb % o->heads != 0) {
     return OptionError("transformer-heads", std::to_string(o->heads) + " does not divide dim-emb " + std::to_string(o->dim_emb));
   }

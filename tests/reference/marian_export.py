@@ -105,7 +105,7 @@ def model_yml(cfg, tying, src_vocab, tgt_vocab):
     for k in sorted(opts):
         v = opts[k]
         if isinstance(v, list):
-            lines.append(f"{k}:" + ("" if v else " []"))
+            lines.append(f"{k}:" if v else f"{k}:\n  []")  # Marian's own way of an empty list
             lines.extend(f"  - {_yaml_value(x)}" for x in v)
         else:
             lines.append(f"{k}: {_yaml_value(v)}")

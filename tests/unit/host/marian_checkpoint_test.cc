@@ -86,7 +86,8 @@ std::string Rewrite(const MarianCheckpoint& c, const std::string& yaml, const st
 std::string ReplaceLine(std::string yaml, const std::string& key, const std::string& line) {
   const size_t at = yaml.find("\n" + key + ":");
   EXPECT_NE(at, std::string::npos) << key;
-  const size_t end = yaml.find('\n', at + 1);
+  size_t end = yaml.find('\n', at + 1);
+  while (end + 1 < yaml.size() && yaml[end + 1] == ' ') end = yaml.find('\n', end + 1);  // its list lines
   return yaml.replace(at + 1, end - at - 1, line);
 }
 
@@ -189,7 +190,7 @@ TEST(MarianYaml, ParsesMariansFlatConfig) {
   const std::string text =
       "# a comment\n---\ntype: transformer\ndim-vocabs:\n  - 32000\n  - 32001   # trailing\n"
       "empty: \"\"\nquoted: 'it''s # not a comment'\ndq: \"a\\\"b: c\"\nflow: [1, \"x, y\", z]\n"
-      "none: []\nbare:\nurl: http://x/y#z\r\n";
+      "none: []\nbare:\nurl: http://x/y#z\r\nmarian-empty:\n  []\nbert-class-symbol: \"[CLS]\"\n";
   ASSERT_TRUE(converter::ParseMarianYaml(text, "t", &y).ok());
   EXPECT_EQ(y.at("type").scalar, "transformer");
   EXPECT_EQ(y.at("dim-vocabs").list, (std::vector<std::string>{"32000", "32001"}));
@@ -200,11 +201,14 @@ TEST(MarianYaml, ParsesMariansFlatConfig) {
   EXPECT_TRUE(y.at("none").is_list && y.at("none").list.empty());
   EXPECT_TRUE(y.at("bare").is_list && y.at("bare").list.empty());
   EXPECT_EQ(y.at("url").scalar, "http://x/y#z");
+  EXPECT_TRUE(y.at("marian-empty").is_list && y.at("marian-empty").list.empty());
+  EXPECT_EQ(y.at("bert-class-symbol").scalar, "[CLS]");
 }
 
 TEST(MarianYaml, RejectsWhatItDoesNotReadWithTheLine) {
   const std::pair<const char*, const char*> bad[] = {
       {"a: 1\n  b: 2\n", "line 2: indented mapping"},
+      {"a:\n  - 1\n  []\n", "line 3: indented mapping"},
       {"a: \"open\n", "line 1: unterminated quoted string"},
       {"a: 1\na: 2\n", "line 2: duplicate key 'a'"},
       {"- x\n", "line 1: list item without a key"},
@@ -268,6 +272,10 @@ TEST(MarianCheckpoint, TensorsMustMatchTheOptions) {
   EXPECT_NE(s.message().find("missing tensor decoder_l1_context_bk [1, 8]"), std::string::npos) << s.message();
   s = ParseBytes(Rewrite(base, ReplaceLine(base.yaml_text, "transformer-dim-ffn", "transformer-dim-ffn: 32")), &c);
   EXPECT_NE(s.message().find("encoder_l1_ffn_W1: shape [8, 16], expected [8, 32]"), std::string::npos) << s.message();
+  s = ParseBytes(Rewrite(base, base.yaml_text + "transformer-decoder-dim-ffn: 24\n"), &c);
+  EXPECT_NE(s.message().find("decoder_l1_ffn_W1: shape [8, 16], expected [8, 24]"), std::string::npos) << s.message();
+  ASSERT_TRUE(ParseBytes(Rewrite(base, base.yaml_text + "transformer-decoder-dim-ffn: 0\n"), &c).ok());
+  EXPECT_EQ(c.options.dec_dim_ffn, 16);
   // tied-embeddings without -all: encoder_Wemb / decoder_Wemb expected, and Wemb is unused
   std::string tied = ReplaceLine(ReplaceLine(base.yaml_text, "tied-embeddings-all", "tied-embeddings-all: false"),
                                  "tied-embeddings", "tied-embeddings: true");

@@ -36,6 +36,10 @@ using MarianYaml = std::map<std::string, MarianYamlValue>;
 // `source` names the text in messages ("special:model.yml").
 Status ParseMarianYaml(const std::string& text, const std::string& source, MarianYaml* out);
 
+// A Marian YAML vocabulary (`piece: id` lines, pieces plain or quoted): pieces[id]. Ids must be
+// 0..n-1, each once. With .spm vocabularies Marian uses the SentencePiece ids instead.
+Status ParseMarianYamlVocab(const std::string& text, const std::string& source, std::vector<std::string>* pieces);
+
 // How the embedding tables are tied (Marian's tied-embeddings* options).
 enum class MarianTying {
   kAll,     // tied-embeddings-all: one `Wemb` for source, target and output

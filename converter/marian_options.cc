@@ -41,7 +41,76 @@ std::string StripComment(const std::string& s) {
   return s;
 }
 
-// One scalar: "double quoted" (\" \\ \n \t escapes), 'single quoted' ('' escape) or plain.
+void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(char(cp));
+  } else if (cp < 0x800) {
+    out->push_back(char(0xC0 | (cp >> 6)));
+    out->push_back(char(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(char(0xE0 | (cp >> 12)));
+    out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(char(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(char(0xF0 | (cp >> 18)));
+    out->push_back(char(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(char(0x80 | (cp & 0x3F)));
+  }
+}
+
+// A quoted string starting at s[at] ('"' or '\''): "double" with YAML's escapes (\" \\ \/ \n \t
+// \r \0 \xHH \uHHHH \UHHHHHHHH), 'single' with '' for a quote. Returns the index after the
+// closing quote, or 0 on an error.
+size_t ParseQuoted(const std::string& s, size_t at, std::string* out, std::string* error) {
+  const char q = s[at];
+  out->clear();
+  for (size_t i = at + 1; i < s.size(); ++i) {
+    const char c = s[i];
+    if (q == '"' && c == '\\' && i + 1 < s.size()) {
+      const char e = s[++i];
+      const int hex = e == 'x' ? 2 : e == 'u' ? 4 : e == 'U' ? 8 : 0;
+      if (hex) {
+        uint32_t cp = 0;
+        for (int k = 0; k < hex; ++k) {
+          const char h = ++i < s.size() ? s[i] : 'z';
+          const int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+          if (v < 0) {
+            *error = std::string("bad \\") + e + " escape in " + s;
+            return 0;
+          }
+          cp = cp * 16 + uint32_t(v);
+        }
+        if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+          *error = "escape outside Unicode in " + s;
+          return 0;
+        }
+        AppendUtf8(cp, out);
+      } else if (e == 'n') out->push_back('\n');
+      else if (e == 't') out->push_back('\t');
+      else if (e == 'r') out->push_back('\r');
+      else if (e == '0') out->push_back('\0');
+      else if (e == '"' || e == '\\' || e == '/' || e == ' ') out->push_back(e);
+      else {
+        *error = std::string("unsupported escape \\") + e + " in " + s;
+        return 0;
+      }
+    } else if (c == q) {
+      if (q == '\'' && i + 1 < s.size() && s[i + 1] == '\'') {
+        out->push_back('\'');
+        ++i;
+      } else {
+        return i + 1;
+      }
+    } else {
+      out->push_back(c);
+    }
+  }
+  *error = "unterminated quoted string " + s;
+  return 0;
+}
+
+// One scalar: quoted (ParseQuoted) or plain.
 bool ParseScalar(const std::string& raw, std::string* out, std::string* error) {
   const std::string s = Trim(raw);
   out->clear();
@@ -53,36 +122,9 @@ bool ParseScalar(const std::string& raw, std::string* out, std::string* error) {
     *out = s;
     return true;
   }
-  const char q = s[0];
-  size_t i = 1;
-  for (; i < s.size(); ++i) {
-    const char c = s[i];
-    if (q == '"' && c == '\\') {
-      if (i + 1 >= s.size()) break;
-      const char e = s[++i];
-      if (e == 'n') out->push_back('\n');
-      else if (e == 't') out->push_back('\t');
-      else if (e == '"' || e == '\\' || e == '/') out->push_back(e);
-      else {
-        *error = std::string("unsupported escape \\") + e + " in " + s;
-        return false;
-      }
-    } else if (c == q) {
-      if (q == '\'' && i + 1 < s.size() && s[i + 1] == '\'') {
-        out->push_back('\'');
-        ++i;
-      } else {
-        break;
-      }
-    } else {
-      out->push_back(c);
-    }
-  }
-  if (i >= s.size()) {
-    *error = "unterminated quoted string " + s;
-    return false;
-  }
-  if (!Trim(s.substr(i + 1)).empty()) {
+  const size_t end = ParseQuoted(s, 0, out, error);
+  if (end == 0) return false;
+  if (!Trim(s.substr(end)).empty()) {
     *error = "text after the closing quote in " + s;
     return false;
   }
@@ -256,6 +298,53 @@ Status ParseMarianYaml(const std::string& text, const std::string& source, Maria
     }
     (*out)[key] = std::move(v);
   }
+  return Status::Ok();
+}
+
+Status ParseMarianYamlVocab(const std::string& text, const std::string& source, std::vector<std::string>* pieces) {
+  pieces->clear();
+  std::vector<bool> seen;
+  size_t line_no = 0, pos = 0;
+  while (pos <= text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string t = Trim(line);
+    if (t.empty() || t[0] == '#' || t == "---" || t == "...") continue;
+    std::string piece, error;
+    size_t colon;
+    if (t[0] == '"' || t[0] == '\'') {
+      colon = ParseQuoted(t, 0, &piece, &error);
+      if (colon == 0) return YamlError(source, line_no, error);
+    } else {
+      colon = t.find(": ");
+      if (colon == std::string::npos) colon = t.size();
+      piece = Trim(t.substr(0, colon));
+    }
+    while (colon < t.size() && IsSpace(t[colon])) ++colon;
+    if (colon >= t.size() || t[colon] != ':') return YamlError(source, line_no, "expected 'piece: id', got '" + t + "'");
+    const std::string id_text = Trim(StripComment(t.substr(colon + 1)));
+    char* end = nullptr;
+    errno = 0;
+    const long long id = std::strtoll(id_text.c_str(), &end, 10);
+    if (id_text.empty() || *end != '\0' || errno != 0 || id < 0 || id >= (1 << 24)) {
+      return YamlError(source, line_no, "id '" + id_text + "' is not an integer in [0, 16777215]");
+    }
+    if (size_t(id) >= pieces->size()) {
+      pieces->resize(size_t(id) + 1);
+      seen.resize(size_t(id) + 1, false);
+    }
+    if (seen[size_t(id)]) return YamlError(source, line_no, "id " + std::to_string(id) + " given twice");
+    seen[size_t(id)] = true;
+    (*pieces)[size_t(id)] = std::move(piece);
+  }
+  for (size_t i = 0; i < seen.size(); ++i) {
+    if (!seen[i]) return Status(StatusCode::kInvalidModel, source + ": no piece has id " + std::to_string(i) + " (ids must be 0..n-1)");
+  }
+  if (pieces->empty()) return Status(StatusCode::kInvalidModel, source + ": empty vocabulary");
   return Status::Ok();
 }
 

@@ -5,6 +5,8 @@
 // the oracle of the values here.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -224,6 +226,37 @@ TEST(MarianYaml, RejectsWhatItDoesNotReadWithTheLine) {
     Status s = converter::ParseMarianYaml(b.first, "special:model.yml", &y);
     ASSERT_FALSE(s.ok()) << b.first;
     EXPECT_NE(s.message().find(std::string("special:model.yml ") + b.second), std::string::npos) << s.message();
+  }
+}
+
+// The exporter's vocab.yml (JSON-quoted pieces) gives vocab.json's pieces in id order.
+TEST(MarianYaml, VocabularyPiecesInIdOrder) {
+  std::vector<std::string> pieces;
+  ASSERT_TRUE(converter::ParseMarianYamlVocab(ReadText(DataPath("vocab.yml")), "vocab.yml", &pieces).ok());
+  const nlohmann::json hf = nlohmann::json::parse(ReadText(DataPath("hf/vocab.json")));
+  ASSERT_EQ(pieces.size(), hf.size() - 1);  // without <pad>
+  for (const auto& kv : hf.items()) {
+    if (kv.key() != "<pad>") {
+      EXPECT_EQ(pieces.at(kv.value().get<size_t>()), kv.key());
+    }
+  }
+  ASSERT_TRUE(converter::ParseMarianYamlVocab(
+                  "\"\\u2581x\": 2\n'it''s': 1\n\"\\x41\\U0001F600\\\\\": 0  # c\nplain: 3\n", "v", &pieces)
+                  .ok());
+  EXPECT_EQ(pieces, (std::vector<std::string>{"A\xF0\x9F\x98\x80\\", "it's", "\xE2\x96\x81x", "plain"}));
+  const std::pair<const char*, const char*> bad[] = {
+      {"a: 0\nb: 0\n", "v line 2: id 0 given twice"},
+      {"a: 0\nb: 2\n", "v: no piece has id 1"},
+      {"a: x\n", "v line 1: id 'x' is not an integer"},
+      {"a 0\n", "v line 1: expected 'piece: id'"},
+      {"\"a: 0\n", "v line 1: unterminated quoted string"},
+      {"\"\\ud800\": 0\n", "v line 1: escape outside Unicode"},
+      {"", "v: empty vocabulary"},
+  };
+  for (const auto& b : bad) {
+    Status s = converter::ParseMarianYamlVocab(b.first, "v", &pieces);
+    ASSERT_FALSE(s.ok()) << b.first;
+    EXPECT_NE(s.message().find(b.second), std::string::npos) << s.message();
   }
 }
 

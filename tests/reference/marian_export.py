@@ -56,6 +56,11 @@ MARIAN_INTGEMM8 = 0x4101
 ACTIVATIONS = {"swish": "swish", "silu": "swish", "relu": "relu"}
 
 
+def _bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def _yaml_value(v):
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -209,8 +214,7 @@ def marian_params(hf_dir, tying, vocab_mode):
         ffn(f"decoder_l{i + 1}", hf)
 
     yml = model_yml(cfg, tying, len(src_rows), len(tgt_rows))
-    same_side = src_pieces == tgt_pieces and (
-        vocab_mode == "yml" or open(src_spm, "rb").read() == open(tgt_spm, "rb").read())
+    same_side = src_pieces == tgt_pieces and (vocab_mode == "yml" or _bytes(src_spm) == _bytes(tgt_spm))
     if vocab_mode == "spm":
         vocabs = {"vocab.spm": src_spm} if same_side else {"vocab.src.spm": src_spm, "vocab.trg.spm": tgt_spm}
     else:

@@ -238,19 +238,26 @@ Status RequireBool(const MarianYaml& y, const char* key, bool accepted, const ch
   return Status::Ok();
 }
 
+// The next line of `text` from *pos (without "\n" or "\r\n"); false after the last one.
+bool NextLine(const std::string& text, size_t* pos, size_t* line_no, std::string* line) {
+  if (*pos > text.size()) return false;
+  size_t eol = text.find('\n', *pos);
+  if (eol == std::string::npos) eol = text.size();
+  *line = text.substr(*pos, eol - *pos);
+  *pos = eol + 1;
+  ++*line_no;
+  if (!line->empty() && line->back() == '\r') line->pop_back();
+  return true;
+}
+
 }  // namespace
 
 Status ParseMarianYaml(const std::string& text, const std::string& source, MarianYaml* out) {
   out->clear();
   std::string key;  // the last key (list items attach to it)
   size_t line_no = 0, pos = 0;
-  while (pos <= text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string::npos) eol = text.size();
-    std::string line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  std::string line;
+  while (NextLine(text, &pos, &line_no, &line)) {
     for (char c : line) {
       if (c == '\0') return YamlError(source, line_no, "NUL byte inside the text");
     }
@@ -305,13 +312,8 @@ Status ParseMarianYamlVocab(const std::string& text, const std::string& source, 
   pieces->clear();
   std::vector<bool> seen;
   size_t line_no = 0, pos = 0;
-  while (pos <= text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string::npos) eol = text.size();
-    std::string line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  std::string line;
+  while (NextLine(text, &pos, &line_no, &line)) {
     const std::string t = Trim(line);
     if (t.empty() || t[0] == '#' || t == "---" || t == "...") continue;
     std::string piece, error;

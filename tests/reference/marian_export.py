@@ -29,7 +29,9 @@ is an error.
 Vocabulary ids. With SentencePiece vocabularies Marian uses the SentencePiece model's own ids;
 HF's vocab.json has an order of its own. With --vocab spm the embedding rows and the logit bias
 of each side are reordered to the SentencePiece ids (a piece missing from vocab.json gets the
-<unk> row). With --vocab yml the vocab.json order is kept and written as Marian YAML vocabularies.
+<unk> row, and on the target side a logit bias of -1e9: HF cannot generate it; entries of
+vocab.json that are no SentencePiece piece, e.g. language tokens, are lost). With --vocab yml the
+vocab.json order is kept and written as Marian YAML vocabularies.
 HF's <pad> row is dropped either way: Marian has no pad token (it starts decoding from a zero
 vector); with --vocab yml the pad must be the last id (HF's own Marian conversion appends it).
 
@@ -117,13 +119,14 @@ def model_yml(cfg, tying, src_vocab, tgt_vocab):
     return "\n".join(lines) + "\n"
 
 
-def side_order(spm_path, vocab, pad, mode):
-    """Row order of one side: a list of HF ids, one per Marian id, and the Marian pieces."""
+def side_order(spm_path, vocab, mode):
+    """Row order of one side: a list of HF ids, one per Marian id, the Marian pieces and the
+    Marian ids of pieces the HF vocabulary lacks."""
     if mode == "yml":
         by_id = sorted(vocab.items(), key=lambda kv: kv[1])
-        if by_id[-1][1] != pad or [i for _, i in by_id] != list(range(len(by_id))):
+        if by_id[-1][0] != "<pad>" or [i for _, i in by_id] != list(range(len(by_id))):
             raise SystemExit("--vocab yml needs dense vocab.json ids with <pad> last")
-        return [i for _, i in by_id[:-1]], [p for p, _ in by_id[:-1]]
+        return [i for _, i in by_id[:-1]], [p for p, _ in by_id[:-1]], []
     import sentencepiece as spm
     sp = spm.SentencePieceProcessor(model_file=spm_path)
     unk = vocab.get("<unk>")
@@ -134,7 +137,7 @@ def side_order(spm_path, vocab, pad, mode):
     if missing:
         print(f"note: {len(missing)} SentencePiece pieces missing from the HF vocabulary get the <unk> row",
               file=sys.stderr)
-    return [vocab.get(p, unk) for p in pieces], pieces
+    return [vocab.get(p, unk) for p in pieces], pieces, [i for i, p in enumerate(pieces) if p not in vocab]
 
 
 def marian_params(hf_dir, tying, vocab_mode):
@@ -150,7 +153,6 @@ def marian_params(hf_dir, tying, vocab_mode):
         raise SystemExit("Marian has one transformer-heads and one transformer-dim-ffn for both sides")
     from marian_ref import read_safetensors
     w = {k: v.numpy() for k, v in read_safetensors(os.path.join(hf_dir, "model.safetensors")).items()}
-    pad = cfg["pad_token_id"]
     with open(os.path.join(hf_dir, "vocab.json")) as f:
         src_vocab = json.load(f)
     tgt_vocab = src_vocab
@@ -160,8 +162,8 @@ def marian_params(hf_dir, tying, vocab_mode):
             tgt_vocab = json.load(f)
     src_spm = os.path.join(hf_dir, "source.spm")
     tgt_spm = os.path.join(hf_dir, "target.spm")
-    src_rows, src_pieces = side_order(src_spm, src_vocab, pad, vocab_mode)
-    tgt_rows, tgt_pieces = side_order(tgt_spm, tgt_vocab, pad, vocab_mode)
+    src_rows, src_pieces, _ = side_order(src_spm, src_vocab, vocab_mode)
+    tgt_rows, tgt_pieces, tgt_missing = side_order(tgt_spm, tgt_vocab, vocab_mode)
 
     shared = w.get("model.shared.weight")
     enc_emb = w.get("model.encoder.embed_tokens.weight", shared)
@@ -169,6 +171,7 @@ def marian_params(hf_dir, tying, vocab_mode):
     out_w = dec_emb if cfg.get("tie_word_embeddings", True) else w["lm_head.weight"]
     enc_emb, dec_emb, out_w = enc_emb[src_rows], dec_emb[tgt_rows], out_w[tgt_rows]
     bias = w.get("final_logits_bias", np.zeros((1, len(tgt_vocab)), np.float32)).reshape(-1)[tgt_rows]
+    bias[tgt_missing] = -1e9  # HF cannot generate a piece its vocabulary lacks; nor may Marian
 
     p = {}
     if tying == "all":

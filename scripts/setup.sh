@@ -45,6 +45,18 @@ if [ ${#todo[@]} -gt 0 ]; then
 fi
 if [ "${MTLITE_SETUP_ARM:-1}" = 1 ]; then bash scripts/arm_sysroot.sh; fi
 
+# The Marian-checkpoint checks use Bergamot (Marian compiled to WebAssembly, an npm package) as an
+# independent oracle: tests/reference/bergamot, installed from its package-lock.json.
+if ! command -v npm >/dev/null 2>&1; then
+  apt_update
+  $SUDO apt-get install -y -qq --no-install-recommends nodejs npm || { echo "setup: nodejs/npm install failed" >&2; exit 1; }
+fi
+for i in 1 2 3; do
+  (cd tests/reference/bergamot && npm ci --no-audit --no-fund --loglevel=error) && break
+  [ $i = 3 ] && { echo "setup: npm ci in tests/reference/bergamot failed" >&2; exit 1; }
+  sleep 5
+done
+
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j2
 echo "== translate a sample with the bundled demo model (int8) =="

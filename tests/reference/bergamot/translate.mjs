@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// Translates stdin (one sentence a line) with Bergamot (Marian compiled to WebAssembly), one
+// output line per input line: an independent implementation of Marian's own semantics.
+//
+//   node translate.mjs --model M.bin --vocab V.spm [--vocab TRG.spm] [--shortlist lex.bin]
+//        [--beam N] [--precision float32|int8shiftAll|int8shiftAlphaAll]
+//        [--normalize X] [--max-length-factor F] [--batch N] < in > out
+//
+// The model is a Marian binary (.bin) file; its embedded special:model.yml gives the network.
+// One --vocab is shared by both sides; two are source then target.
+import {readFileSync} from 'node:fs';
+import {createRequire} from 'node:module';
+import {dirname, join} from 'node:path';
+import vm from 'node:vm';
+
+function parseArgs(argv) {
+  const a = {vocab: [], beam: 1, precision: 'float32', normalize: '1.0', 'max-length-factor': '3',
+             batch: 64, shortlist: null, model: null};
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i].replace(/^--/, '');
+    const v = argv[i + 1];
+    if (!(k in a) || v === undefined) throw new Error(`unknown or incomplete option ${argv[i]}`);
+    if (k === 'vocab') a.vocab.push(v); else a[k] = v;
+    i++;
+  }
+  if (!a.model || a.vocab.length < 1 || a.vocab.length > 2)
+    throw new Error('need --model and one or two --vocab');
+  a.beam = parseInt(a.beam, 10);
+  a.batch = parseInt(a.batch, 10);
+  if (!(a.beam >= 1) || !(a.batch >= 1)) throw new Error('--beam and --batch must be positive');
+  return a;
+}
+
+// Instantiates the Emscripten module from the package's files, without fetch: the glue script is
+// evaluated in this context and the wasm bytes are compiled here. The module imports its integer
+// GEMM under 'wasm_gemm'; the package's own portable versions are exported as *Fallback.
+async function loadBergamot() {
+  const require = createRequire(import.meta.url);
+  const pkg = dirname(require.resolve('@browsermt/bergamot-translator/package.json'));
+  const glue = readFileSync(join(pkg, 'worker', 'bergamot-translator-worker.js'), 'utf8');
+  const wasm = readFileSync(join(pkg, 'worker', 'bergamot-translator-worker.wasm'));
+  const gemm = {
+    int8_prepare_a: 'int8PrepareAFallback',
+    int8_prepare_b: 'int8PrepareBFallback',
+    int8_prepare_b_from_transposed: 'int8PrepareBFromTransposedFallback',
+    int8_prepare_b_from_quantized_transposed: 'int8PrepareBFromQuantizedTransposedFallback',
+    int8_prepare_bias: 'int8PrepareBiasFallback',
+    int8_multiply_and_add_bias: 'int8MultiplyAndAddBiasFallback',
+    int8_select_columns_of_b: 'int8SelectColumnsOfBFallback',
+  };
+  return new Promise((resolve, reject) => {
+    const Module = {
+      print: (s) => process.stderr.write(s + '\n'),
+      printErr: (s) => process.stderr.write(s + '\n'),
+      instantiateWasm(info, accept) {
+        let exports = null;
+        const wasmGemm = Object.fromEntries(Object.entries(gemm).map(
+            ([name, fallback]) => [name, (...args) => exports[fallback](...args)]));
+        WebAssembly.instantiate(wasm, {...info, wasm_gemm: wasmGemm}).then(({instance}) => {
+          exports = instance.exports;
+          accept(instance);
+        }).catch(reject);
+        return {};
+      },
+      onRuntimeInitialized() { resolve(Module); },
+      onAbort(what) { reject(new Error(`bergamot aborted: ${what}`)); },
+    };
+    globalThis.Module = Module;
+    vm.runInThisContext(glue, {filename: 'bergamot-translator-worker.js'});
+  });
+}
+
+function aligned(M, bytes, alignment) {
+  const mem = new M.AlignedMemory(bytes.byteLength, alignment);
+  mem.getByteArrayView().set(new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  return mem;
+}
+
+async function main() {
+  const a = parseArgs(process.argv.slice(2));
+  const input = readFileSync(0, 'utf8').split('\n');
+  if (input.length && input[input.length - 1] === '') input.pop();
+  const M = await loadBergamot();
+
+  const config = [
+    `beam-size: ${a.beam}`,
+    `normalize: ${a.normalize}`,
+    'word-penalty: 0',
+    `max-length-factor: ${a['max-length-factor']}`,
+    'max-length-break: 1024',
+    'mini-batch-words: 4096',
+    'workspace: 512',
+    'cpu-threads: 0',
+    `gemm-precision: ${a.precision}`,
+    'skip-cost: true',
+    'ssplit-mode: sentence',
+    'quiet: true',
+    'quiet-translation: true',
+    'alignment: soft',
+  ].join('\n') + '\n';
+  const model = aligned(M, readFileSync(a.model), 256);
+  const shortlist = a.shortlist ? aligned(M, readFileSync(a.shortlist), 64) : new M.AlignedMemory(0, 64);
+  const vocabs = new M.AlignedMemoryList();
+  for (const v of a.vocab) vocabs.push_back(aligned(M, readFileSync(v), 64));
+  const tm = new M.TranslationModel(config, model, shortlist, vocabs, null);
+  const service = new M.BlockingService({cacheSize: 0});
+
+  const out = [];
+  for (let i = 0; i < input.length; i += a.batch) {
+    const texts = new M.VectorString();
+    const opts = new M.VectorResponseOptions();
+    for (const line of input.slice(i, i + a.batch)) {
+      texts.push_back(line);
+      opts.push_back({qualityScores: false, alignment: false, html: false});
+    }
+    const responses = service.translate(tm, texts, opts);
+    for (let j = 0; j < responses.size(); j++) out.push(responses.get(j).getTranslatedText());
+    responses.delete();
+    texts.delete();
+    opts.delete();
+  }
+  process.stdout.write(out.map((s) => s.replace(/\n/g, ' ')).join('\n') + (out.length ? '\n' : ''));
+}
+
+main().catch((e) => {
+  process.stderr.write(`translate.mjs: ${e && e.message ? e.message : e}\n`);
+  process.exit(1);
+});

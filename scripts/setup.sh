@@ -19,7 +19,7 @@ PKGS=(build-essential cmake ninja-build pkg-config git
       clang-14 libclang-rt-14-dev valgrind
       python3 python3-numpy python3-torch libopenblas0-pthread python3-sentencepiece python3-matplotlib
       python3-dev pybind11-dev python3-pytest
-      emscripten node-acorn nodejs chromium)
+      emscripten node-acorn nodejs node-typescript chromium)
 ARM_PKGS=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user
           libc6:arm64 libc6:armhf libstdc++6:arm64 libstdc++6:armhf
           libgtest-dev:arm64 libgtest-dev:armhf libflatbuffers-dev:arm64 libflatbuffers-dev:armhf)

@@ -9,9 +9,13 @@
 #      stderr, exit code): dev sentences greedy with --scores and beam 4 with --n-best 4 --scores,
 #      batches with alignments, streaming, the module without SIMD128, and the bad input lines of
 #      tests/unit/host/cli_bad_input_test.cc (tests/wasm/bad_input.mjs) with several batch sizes;
-#   5. `npm pack --dry-run`: the package holds the API, its declarations, the CLI and both modules.
+#   5. the page (web/page/) in headless Chromium (tests/wasm/page_test.mjs): the demo model, 20
+#      sentences translated in its Web Worker equal to the native CLI's, token by token; a
+#      screenshot in build-wasm/test/page.png;
+#   6. `npm pack --dry-run`: the package holds the API, its declarations, the CLI and both modules.
 # Environment: MTLITE_HOST_BUILD (default build; needs mtlite and models/demo.int8.mtlite),
-# MTLITE_WASM_LINES (dev sentences, default 300: half multi30k, half tatoeba), JOBS.
+# MTLITE_WASM_LINES (dev sentences, default 300: half multi30k, half tatoeba), MTLITE_WASM_PAGE=0
+# (skip the page; CHROMIUM: the browser, default chromium), JOBS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOST=$(realpath -m "${MTLITE_HOST_BUILD:-build}")
@@ -76,6 +80,18 @@ compare bad-input-batch "$WORK/bad.txt" --batch 4
 compare bad-input-beam "$WORK/bad.txt" --batch 16 --beam 2
 compare bad-input-bytes "$WORK/bad.txt" --max-input-bytes 2000000
 say "CLI equal to the native one ($(since "$t") s)"
+
+t=$(now)
+if [ "${MTLITE_WASM_PAGE:-1}" = 0 ]; then
+  say "MTLITE_WASM_PAGE=0: the page is NOT tested in Chromium"
+else
+  command -v "${CHROMIUM:-chromium}" >/dev/null ||
+    die "chromium missing (apt-get install chromium; scripts/setup.sh does), or MTLITE_WASM_PAGE=0 to skip the page"
+  tail -n 20 "$WORK/dev.en" > "$WORK/page.en"
+  "$HOST/mtlite" translate -m "$MODEL" -q < "$WORK/page.en" > "$WORK/page.native"
+  node tests/wasm/page_test.mjs "$WORK/page.en" "$WORK/page.native" "$WORK/page.png" || die "the page in Chromium"
+  say "page in headless Chromium ($(since "$t") s)"
+fi
 
 t=$(now)
 (cd web && npm pack --dry-run --offline --json 2>/dev/null) > "$WORK/pack.json"

@@ -39,7 +39,10 @@ export interface ModelConfig {
   dModel: number;
 }
 
-/** mtlite_limits: the translator's arena is sized for them, once. Unset fields take the runtime's defaults. */
+/**
+ * mtlite_limits: the translator's arena is sized for them, once. Unset fields take the runtime's
+ * defaults (maxNBest: at most maxBeam).
+ */
 export interface Limits {
   maxBatch?: number;
   maxSourceTokens?: number;

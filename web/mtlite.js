@@ -182,8 +182,8 @@ export class Model {
 
   /**
    * A translator for these limits (camelCase fields of mtlite_limits: maxBatch, maxSourceTokens,
-   * maxTargetTokens, maxBeam, maxNBest, maxInputBytes, alignments, profiling, profileEvents); its
-   * arena is allocated here, once.
+   * maxTargetTokens, maxBeam, maxNBest, maxInputBytes, alignments, profiling, profileEvents; unset:
+   * the runtime's defaults, maxNBest at most maxBeam); its arena is allocated here, once.
    */
   createTranslator(limits = {}) {
     if (!this._h) throw new Error('mtlite: the model was disposed');
@@ -195,6 +195,10 @@ export class Model {
       v.setInt32(lp + LIMITS[k], typeof value === 'boolean' ? Number(value) : value, true);
     }
     v.setInt32(lp + LIMITS.numThreads, 1, true); // no threads in the module
+    if (!('maxNBest' in limits)) { // the default n-best, at most the beam
+      const nBest = v.getInt32(lp + LIMITS.maxNBest, true), beam = v.getInt32(lp + LIMITS.maxBeam, true);
+      v.setInt32(lp + LIMITS.maxNBest, Math.max(1, Math.min(nBest, beam)), true);
+    }
     mt._check(x.mtlite_arena_bytes(this._h, lp, out));
     const arenaBytes = mt._u32(out);
     const arena = mt._alloc(arenaBytes);

@@ -38,6 +38,9 @@ const model = mt.loadModel(bytes);
 check('config', model.config.dModel > 0 && model.config.targetVocabSize > 0, JSON.stringify(model.config));
 throws('limits out of range', () => model.createTranslator({ maxBeam: 0 }), 'INVALID_ARGUMENT', 'max_beam');
 
+const greedyOnly = model.createTranslator({ maxBeam: 1 });
+check('n-best limit defaults to at most the beam', greedyOnly.limits.maxNBest === 1, JSON.stringify(greedyOnly.limits));
+greedyOnly.dispose();
 const tr = model.createTranslator({ maxBatch: 3, maxBeam: 4, maxNBest: 3, alignments: true, profiling: true, maxInputBytes: 64 });
 check('arena bytes', tr.arenaBytes > 0 && tr.limits.maxBeam === 4 && tr.limits.alignments === true);
 const texts = ['A dog runs in the park.', 'Two children play in the snow.', ''];

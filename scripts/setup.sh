@@ -18,7 +18,8 @@ PKGS=(build-essential cmake ninja-build pkg-config git
       libgtest-dev libgmock-dev libbenchmark-dev
       clang-14 libclang-rt-14-dev valgrind
       python3 python3-numpy python3-torch libopenblas0-pthread python3-sentencepiece python3-matplotlib
-      python3-dev pybind11-dev python3-pytest)
+      python3-dev pybind11-dev python3-pytest
+      emscripten node-acorn nodejs node-typescript chromium)
 ARM_PKGS=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user
           libc6:arm64 libc6:armhf libstdc++6:arm64 libstdc++6:armhf
           libgtest-dev:arm64 libgtest-dev:armhf libflatbuffers-dev:arm64 libflatbuffers-dev:armhf)
@@ -61,6 +62,8 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j2
 echo "== translate a sample with the bundled demo model (int8) =="
 ./build/mtlite translate -m build/models/demo.int8.mtlite "A man is riding a bike down the street."
+echo "== WebAssembly modules of the JavaScript package web/ =="
+bash scripts/wasm_build.sh
 
 PREFIX=${MTLITE_INSTALL_PREFIX-/usr/local}
 if [ -n "$PREFIX" ]; then

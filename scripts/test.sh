@@ -17,6 +17,9 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$JOBS"
 ctest --test-dir build --output-on-failure -j"$JOBS"
 
+step "WebAssembly: the module (SIMD128 and without), its kernels bit for bit, the JavaScript API, the Node CLI against the native one"
+bash scripts/wasm_test.sh
+
 step "valgrind: no uninitialised reads in a translate (arena is not zero-filled)"
 printf 'Two dogs play in the snow.\n\nA woman with a red hat is sitting on a bench.\n' |
   valgrind -q --error-exitcode=9 ./build/mtlite translate -m build/models/demo.int8.mtlite --beam 4 --n-best 2 \

@@ -22,6 +22,9 @@
 //                            is not told). MTLITE_ASSUME_DOTPROD=1 in the environment adds the
 //                            table without the HWCAP bit (testing under emulators only: the
 //                            instructions fault on a CPU without them).
+//   wasm32  : "wasm-simd128" in a module built with SIMD128 (cmake/wasm.cmake): an engine without
+//                            SIMD128 rejects the whole module, so the check is the loader's (it
+//                            loads the module built without SIMD128 instead; web/mtlite.js).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -168,6 +171,12 @@ int AvailableKernels(const KernelTable** out, int max) {
   }
   if (dotprod) {
     static const KernelTable table = WithGemmOf<IsaNeon, IsaNeonDotProd>("neon-dotprod");  // sdot GEMM
+    if (n < max) out[n++] = &table;
+  }
+#endif
+#if defined(MTLITE_HAVE_WASM_KERNELS)
+  {
+    static const KernelTable table = AllFamilies<IsaWasm>("wasm-simd128");
     if (n < max) out[n++] = &table;
   }
 #endif

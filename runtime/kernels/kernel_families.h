@@ -13,7 +13,7 @@
 namespace mtlite {
 namespace kernels {
 
-// ISA tags (runtime/kernels/<dir>/): reference/, avx2/, avxvnni/, avx512/, amx/, neon/, neon_dotprod/.
+// ISA tags (runtime/kernels/<dir>/): reference/, avx2/, avxvnni/, avx512/, amx/, neon/, neon_dotprod/, wasm/.
 struct IsaReference;
 struct IsaAvx2;
 struct IsaAvxVnni;
@@ -21,6 +21,7 @@ struct IsaAvx512;
 struct IsaAmx;
 struct IsaNeon;
 struct IsaNeonDotProd;
+struct IsaWasm;
 
 template <class Isa> void AddQuantizeKernels(KernelTable& t);    // quantize_rows_s8
 template <class Isa> void AddGemmKernels(KernelTable& t);        // gemm_s8_blocked{,_acc,_gather}
@@ -56,6 +57,7 @@ MTLITE_KERNEL_FAMILIES(IsaReference)
 MTLITE_KERNEL_FAMILIES(IsaAvx2)
 MTLITE_KERNEL_FAMILIES(IsaNeon)
 MTLITE_KERNEL_FAMILIES(IsaAvx512)
+MTLITE_KERNEL_FAMILIES(IsaWasm)
 #undef MTLITE_KERNEL_FAMILIES
 template <> void AddGemmKernels<IsaAvxVnni>(KernelTable& t);
 template <> void AddGemmKernels<IsaAmx>(KernelTable& t);

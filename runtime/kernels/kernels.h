@@ -9,7 +9,8 @@
 //    The tail (i >= n & ~7) goes into its lanes like the rest: in SIMD, add a zero-filled
 //    partial vector. So appending zeros (e.g. exp of masked padding) never changes a sum:
 //    a padded batch gives bit-identical results to one sentence at a time.
-//    (AVX2: one __m256 accumulator; NEON: two float32x4 accumulators {0..3},{4..7}.)
+//    (AVX2: one __m256 accumulator; NEON and WebAssembly SIMD128: two 4-lane accumulators
+//    {0..3},{4..7}.)
 //    Max reductions are exact in any order.
 //  * exp is mtlite::kernels::ExpRef (below): a fixed range reduction and polynomial,
 //    evaluated with the same operations in the same order in every ISA (coefficients:
@@ -39,7 +40,8 @@ void PackBlockedN8K4(const int8_t* w, int n, int k, int8_t* out);
 void UnpackBlockedRow(const int8_t* packed, int n, int k, int row, int8_t* out);
 
 struct KernelTable {
-  // "reference", "avx2", "avx-vnni", "avx512-vnni", "avx512-amx" (x86-64), "neon", "neon-dotprod" (ARM)
+  // "reference", "avx2", "avx-vnni", "avx512-vnni", "avx512-amx" (x86-64), "neon", "neon-dotprod" (ARM),
+  // "wasm-simd128" (WebAssembly)
   const char* name;
 
   // x [m][k] (row stride ldx floats) -> q [m][kp] (row stride ldq bytes, kp = RoundUp(k,4),

@@ -75,6 +75,9 @@ TEST(KernelDispatch, SimdTablePresent) {
 #if defined(MTLITE_HAVE_NEON_KERNELS) && defined(__aarch64__)
   EXPECT_NE(names.find("neon "), std::string::npos) << names;
 #endif
+#if defined(MTLITE_HAVE_WASM_KERNELS)
+  EXPECT_NE(names.find("wasm-simd128 "), std::string::npos) << names;
+#endif
   std::printf("kernel tables: %s(best: %s)\n", names.c_str(), BestKernels().name);
 }
 

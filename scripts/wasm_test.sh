@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The WebAssembly build and its tests (docs/wasm.md), against the host build's CLI and demo model:
+#   1. scripts/wasm_build.sh: the modules (SIMD128 and without) and the kernel test program;
+#   2. the kernel tests of tests/unit under node: every kernel of the "wasm-simd128" table against
+#      the scalar reference, bit for bit (tile edges and tails included);
+#   3. the JavaScript API (tests/wasm/api_test.mjs) with both modules, its TypeScript declarations
+#      (tsc, Debian node-typescript), the CLI's number format (tests/wasm/format_test.mjs);
+#   4. `node web/mtlite.mjs translate` against the native `mtlite translate`, byte for byte (stdout,
+#      stderr, exit code): dev sentences greedy with --scores and beam 4 with --n-best 4 --scores,
+#      batches with alignments, streaming, the module without SIMD128, and the bad input lines of
+#      tests/unit/host/cli_bad_input_test.cc (tests/wasm/bad_input.mjs) with several batch sizes;
+#   5. the page (web/page/) in headless Chromium (tests/wasm/page_test.mjs): the demo model, 20
+#      sentences translated in its Web Worker equal to the native CLI's, token by token; a
+#      screenshot in build-wasm/test/page.png;
+#   6. `npm pack --dry-run`: the package holds the API, its declarations, the CLI and both modules.
+# Environment: MTLITE_HOST_BUILD (default build; needs mtlite and models/demo.int8.mtlite),
+# MTLITE_WASM_LINES (dev sentences, default 300: half multi30k, half tatoeba), MTLITE_WASM_PAGE=0
+# (skip the page; CHROMIUM: the browser, default chromium), JOBS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HOST=$(realpath -m "${MTLITE_HOST_BUILD:-build}")
+LINES=${MTLITE_WASM_LINES:-300}
+MODEL=$HOST/models/demo.int8.mtlite
+WORK=build-wasm/test
+say() { echo "wasm_test: $*"; }
+die() { echo "wasm_test: FAIL: $*" >&2; exit 1; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+T0=$(now)
+[ -x "$HOST/mtlite" ] && [ -f "$MODEL" ] || die "no host build in $HOST (mtlite, models/demo.int8.mtlite): build it first"
+
+t=$(now)
+bash scripts/wasm_build.sh
+say "build done ($(since "$t") s)"
+rm -rf "$WORK" && mkdir -p "$WORK"
+
+t=$(now)
+node tests/wasm/run_wasi.mjs build-wasm/mtlite_wasm_kernel_test.wasm > "$WORK/kernels.log" || {
+  grep -v '^\[ ' "$WORK/kernels.log" >&2; die "kernel tests"; }
+grep -q 'kernel tables: reference wasm-simd128 ' "$WORK/kernels.log" || die "the wasm-simd128 table was not tested"
+say "kernel tests: $(tail -1 "$WORK/kernels.log") ($(since "$t") s)"
+
+t=$(now)
+node tests/wasm/api_test.mjs "$MODEL" || die "JavaScript API (SIMD128 module)"
+node tests/wasm/api_test.mjs "$MODEL" --simd=0 || die "JavaScript API (module without SIMD128)"
+node tests/wasm/format_test.mjs || die "number format"
+if command -v tsc >/dev/null; then
+  tsc --noEmit --strict --target es2020 --module es2020 --moduleResolution node tests/wasm/types_test.ts ||
+    die "TypeScript declarations (web/mtlite.d.ts)"
+  say "TypeScript declarations compile"
+else
+  say "tsc missing (apt-get install node-typescript): web/mtlite.d.ts NOT checked"
+fi
+say "API tests done ($(since "$t") s)"
+
+# compare <name> <input> [flags...]: native and WebAssembly CLI, stdout, stderr and exit code
+compare() {
+  local name=$1 input=$2
+  shift 2
+  local rn=0 rw=0
+  "$HOST/mtlite" translate -m "$MODEL" -q "$@" < "$input" > "$WORK/$name.native.out" 2> "$WORK/$name.native.err" || rn=$?
+  node web/mtlite.mjs translate -m "$MODEL" -q "$@" < "$input" > "$WORK/$name.wasm.out" 2> "$WORK/$name.wasm.err" || rw=$?
+  [ "$rn" = "$rw" ] || die "$name: exit code $rw, native $rn"
+  cmp "$WORK/$name.native.out" "$WORK/$name.wasm.out" || die "$name: stdout differs from the native CLI's ($WORK)"
+  cmp "$WORK/$name.native.err" "$WORK/$name.wasm.err" || die "$name: stderr differs from the native CLI's ($WORK)"
+  say "  $name: $(wc -l < "$WORK/$name.native.out") output lines, $(wc -l < "$WORK/$name.native.err") error lines, exit $rn: same"
+}
+t=$(now)
+head -n $((LINES / 2)) tests/data/dev/multi30k.val.en > "$WORK/dev.en"
+head -n $((LINES - LINES / 2)) tests/data/dev/tatoeba.dev.en >> "$WORK/dev.en"
+head -n 40 "$WORK/dev.en" > "$WORK/dev40.en"
+node tests/wasm/bad_input.mjs > "$WORK/bad.txt"
+compare greedy "$WORK/dev.en" --scores
+compare beam4-nbest "$WORK/dev.en" --beam 4 --n-best 4 --scores
+compare batch-alignments "$WORK/dev40.en" --batch 7 --beam 2 --alignments
+compare stream "$WORK/dev40.en" --stream --beam 3
+MTLITE_WASM_SIMD=0 compare nosimd-greedy "$WORK/dev40.en" --scores
+compare bad-input "$WORK/bad.txt"
+compare bad-input-batch "$WORK/bad.txt" --batch 4
+compare bad-input-beam "$WORK/bad.txt" --batch 16 --beam 2
+compare bad-input-bytes "$WORK/bad.txt" --max-input-bytes 2000000
+say "CLI equal to the native one ($(since "$t") s)"
+
+t=$(now)
+if [ "${MTLITE_WASM_PAGE:-1}" = 0 ]; then
+  say "MTLITE_WASM_PAGE=0: the page is NOT tested in Chromium"
+else
+  command -v "${CHROMIUM:-chromium}" >/dev/null ||
+    die "chromium missing (apt-get install chromium; scripts/setup.sh does), or MTLITE_WASM_PAGE=0 to skip the page"
+  tail -n 20 "$WORK/dev.en" > "$WORK/page.en"
+  "$HOST/mtlite" translate -m "$MODEL" -q < "$WORK/page.en" > "$WORK/page.native"
+  node tests/wasm/page_test.mjs "$WORK/page.en" "$WORK/page.native" "$WORK/page.png" || die "the page in Chromium"
+  say "page in headless Chromium ($(since "$t") s)"
+fi
+
+t=$(now)
+(cd web && npm pack --dry-run --offline --json 2>/dev/null) > "$WORK/pack.json"
+for f in mtlite.js mtlite.d.ts mtlite.mjs wasi.js format.js dist/mtlite.wasm dist/mtlite-nosimd.wasm; do
+  grep -q "\"path\": \"$f\"" "$WORK/pack.json" || die "npm pack: $f is not in the package"
+done
+say "npm pack: $(grep -c '"path"' "$WORK/pack.json") files ($(since "$t") s)"
+say "all passed ($(since "$T0") s)"

@@ -1,0 +1,135 @@
+// The page (web/page/) in headless Chromium, driven through the DevTools protocol over a pipe
+// (--remote-debugging-pipe: no WebSocket client needed), served by web/page/serve.mjs:
+//   node tests/wasm/page_test.mjs SENTENCES EXPECTED SCREENSHOT.png [BEAM]
+// loads the demo model with the page's button, types the sentences, translates (in the page's Web
+// Worker), waits for the end, and checks that the translations equal EXPECTED (the native CLI's
+// output for SENTENCES), that they grew token by token (stream events beyond one per sentence),
+// that the module ran the wasm-simd128 kernels, and that the page logged no error. Saves a
+// screenshot. CHROMIUM: the browser (default chromium).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serve } from '../../web/page/serve.mjs';
+
+const [sentencesFile, expectedFile, screenshot, beam = '1'] = process.argv.slice(2);
+const sentences = readFileSync(sentencesFile, 'utf8').replace(/\n$/, '');
+const expected = readFileSync(expectedFile, 'utf8').replace(/\n$/, '');
+const fail = (msg) => {
+  console.error(`page_test: FAIL: ${msg}`);
+  process.exitCode = 1;
+};
+
+// ---- DevTools protocol over fds 3 (to the browser) and 4 (from it), NUL-terminated JSON ---------
+class Cdp {
+  constructor(child) {
+    this.child = child;
+    this.next = 1;
+    this.pending = new Map();
+    this.listeners = [];
+    let buf = Buffer.alloc(0);
+    child.stdio[4].on('data', (chunk) => {
+      buf = Buffer.concat([buf, chunk]);
+      let end;
+      while ((end = buf.indexOf(0)) >= 0) {
+        const msg = JSON.parse(buf.subarray(0, end).toString());
+        buf = buf.subarray(end + 1);
+        if (msg.id && this.pending.has(msg.id)) {
+          const { resolve, reject, method } = this.pending.get(msg.id);
+          this.pending.delete(msg.id);
+          if (msg.error) reject(new Error(`${method}: ${msg.error.message}`));
+          else resolve(msg.result);
+        } else for (const l of this.listeners) l(msg);
+      }
+    });
+  }
+  send(method, params = {}, sessionId) {
+    const id = this.next++;
+    this.child.stdio[3].write(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }) + '\0');
+    return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject, method }));
+  }
+  once(method, sessionId) {
+    return new Promise((resolve) => {
+      const l = (msg) => {
+        if (msg.method === method && msg.sessionId === sessionId) {
+          this.listeners.splice(this.listeners.indexOf(l), 1);
+          resolve(msg.params);
+        }
+      };
+      this.listeners.push(l);
+    });
+  }
+}
+
+const { server, url } = await serve();
+const profile = mkdtempSync(join(tmpdir(), 'mtlite-page-'));
+const browser = spawn(process.env.CHROMIUM || 'chromium',
+  ['--headless=new', '--remote-debugging-pipe', '--no-sandbox', '--disable-gpu', '--no-first-run',
+    '--no-default-browser-check', '--disable-extensions', '--disable-background-networking',
+    '--window-size=1280,900', `--user-data-dir=${profile}`, 'about:blank'],
+  { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+let browserLog = '';
+browser.stdio[2].on('data', (d) => (browserLog += d));
+const timer = setTimeout(() => {
+  fail(`timed out; browser log:\n${browserLog.slice(-2000)}`);
+  browser.kill('SIGKILL');
+  process.exit(1);
+}, 120000);
+
+try {
+  const cdp = new Cdp(browser);
+  const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank' });
+  const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: true });
+  const s = (method, params) => cdp.send(method, params, sessionId);
+  const errors = [];
+  cdp.listeners.push((msg) => {
+    if (msg.sessionId !== sessionId) return;
+    if (msg.method === 'Runtime.exceptionThrown') errors.push(msg.params.exceptionDetails.text);
+    if (msg.method === 'Runtime.consoleAPICalled' && msg.params.type === 'error')
+      errors.push(msg.params.args.map((a) => a.value).join(' '));
+  });
+  await s('Page.enable');
+  await s('Runtime.enable');
+  const loaded = cdp.once('Page.loadEventFired', sessionId);
+  await s('Page.navigate', { url });
+  await loaded;
+  // Evaluates an expression in the page (a promise is awaited); returns its value.
+  const evaluate = async (expression) => {
+    const r = await s('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true });
+    if (r.exceptionDetails) throw new Error(`${expression}: ${r.exceptionDetails.text}`);
+    return r.result.value;
+  };
+  const waitFor = (cond) =>
+    evaluate(`new Promise((ok) => { const t = setInterval(() => { if (${cond}) { clearInterval(t); ok(true); } }, 20); })`);
+
+  await evaluate(`document.getElementById('demo').click()`);
+  await waitFor(`document.body.dataset.state === 'ready' || document.body.dataset.state === 'empty'`);
+  const status = await evaluate(`document.getElementById('model-status').textContent`);
+  if (!/kernels wasm-simd128/.test(status)) fail(`model not loaded with the wasm-simd128 kernels: ${status}`);
+  await evaluate(`(() => { const src = document.getElementById('source'); src.value = ${JSON.stringify(sentences)};
+    document.getElementById('beam').value = ${JSON.stringify(beam)}; document.getElementById('translate').click(); })()`);
+  await waitFor(`document.body.dataset.done === '1'`);
+  const got = await evaluate(`document.getElementById('target').value`);
+  const tokens = Number(await evaluate(`document.body.dataset.tokens`));
+  const n = sentences.split('\n').length;
+  const want = expected.split('\n'), have = got.split('\n');
+  const differ = want.map((w, i) => (w === have[i] ? -1 : i)).filter((i) => i >= 0);
+  if (have.length !== want.length || differ.length)
+    fail(`${differ.length} of ${n} translations differ from the native CLI's; first: line ${differ[0] + 1}:\n` +
+      `  page:   ${have[differ[0]]}\n  native: ${want[differ[0]]}`);
+  if (!(tokens > n)) fail(`${tokens} stream events for ${n} sentences: the translations did not grow token by token`);
+  if (errors.length) fail(`page errors: ${errors.join('; ')}`);
+  const shot = await s('Page.captureScreenshot', { format: 'png' });
+  writeFileSync(screenshot, Buffer.from(shot.data, 'base64'));
+  if (!process.exitCode)
+    console.log(`page_test: ${n} sentences (beam ${beam}) equal to the native CLI, ${tokens} stream events; ${status} ` +
+      `screenshot ${screenshot}`);
+} catch (e) {
+  fail(`${e.message}\nbrowser log:\n${browserLog.slice(-2000)}`);
+} finally {
+  clearTimeout(timer);
+  browser.kill();
+  server.close();
+  await new Promise((r) => browser.once('exit', r));
+  rmSync(profile, { recursive: true, force: true });
+}

@@ -108,7 +108,10 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
     if (!bytes.ok() && !too_large) too_large = name;
     p.bufs_[id] = {name, bytes.value(), first, last, false, 0};
   };
-  auto keep = [&](int id, const char* name, CheckedSize bytes) { set(id, name, bytes, 0, kNumPhases - 1); };
+  auto keep = [&](int id, const char* name, CheckedSize bytes) {
+    set(id, name, bytes, 0, kNumPhases - 1);
+    p.bufs_[id].persistent = true;
+  };
   const int kTok = kPhaseTokenize, kEnc = kPhaseEncode, kKV = kPhaseCrossKV, kDec = kPhaseDecode,
             kFin = kPhaseFinish;
   keep(kBufPosEncoder, "positions.encoder", c.positions_stored ? 0 : S * d * f);

@@ -52,6 +52,19 @@ TEST(ThreadPool, ManyJobsBackToBack) {
   EXPECT_EQ(total, want);
 }
 
+// Inside a task: waits until `done` reaches `others` (the job's other tasks), for 10 s at most
+// (then counts a timeout).
+void WaitForOthers(const std::atomic<int>& done, int others, std::atomic<int>* timeouts) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (done.load() < others) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      timeouts->fetch_add(1);
+      return;
+    }
+    std::this_thread::yield();
+  }
+}
+
 // The first task a worker runs blocks until every other task of the job is done: the job can only
 // finish if the other threads take the rest of that worker's range. (If the caller ran every task
 // itself, no worker task blocks and the job finishes all the same.) A pool that left a range to
@@ -65,14 +78,7 @@ TEST(ThreadPool, AStuckThreadsTasksAreTakenByTheOthers) {
       std::atomic<int> done{0}, blocked{0}, timeouts{0};
       pool.ParallelFor(n, [&](int, int thread) {
         if (thread > 0 && blocked.exchange(1) == 0) {
-          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-          while (done.load() < n - 1) {
-            if (std::chrono::steady_clock::now() > deadline) {
-              timeouts.fetch_add(1);
-              break;
-            }
-            std::this_thread::yield();
-          }
+          WaitForOthers(done, n - 1, &timeouts);
         }
         done.fetch_add(1);
       });
@@ -101,14 +107,7 @@ TEST(ThreadPool, TheOthersStealABlockedThreadsRange) {
         ran_on[size_t(i)].store(thread);
         int none = -1;
         if (blocked.compare_exchange_strong(none, thread)) {
-          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-          while (done.load() < n - 1) {
-            if (std::chrono::steady_clock::now() > deadline) {
-              timeouts.fetch_add(1);
-              break;
-            }
-            std::this_thread::yield();
-          }
+          WaitForOthers(done, n - 1, &timeouts);
         }
         done.fetch_add(1);
       });

@@ -321,14 +321,12 @@ class Loader {
     if (!layout::WeightTypeFromCode(int(t->dtype()), &w->dtype)) {
       return Invalid("tensor " + Quote(tn) + " has unknown dtype " + std::to_string(int(t->dtype())));
     }
-    // in size_t, checked: a shape whose bytes wrap (32-bit) must not match a too-small buffer
+    // in size_t, checked (kernels::BlockedN8K4Bytes for int8): a wrapped size would match a short buffer
     detail::CheckedSize bytes;
     switch (w->dtype) {
       case WeightType::kF32: bytes = detail::CheckedSize(rows) * cols * 4; break;
       case WeightType::kF16: bytes = detail::CheckedSize(rows) * cols * 2; break;
-      case WeightType::kInt8:  // kernels::BlockedN8K4Bytes
-        bytes = detail::CheckedSize(kernels::RoundUp(rows, 8)) * kernels::RoundUp(cols, 4);
-        break;
+      case WeightType::kInt8: bytes = detail::CheckedSize(kernels::RoundUp(rows, 8)) * kernels::RoundUp(cols, 4); break;
     }
     if (!bytes.ok()) {
       return Invalid("tensor " + Quote(tn) + " of shape [" + std::to_string(rows) + ", " + std::to_string(cols) +

@@ -18,6 +18,7 @@
 #include "safetensors.h"
 #include "spm_proto.h"
 #include "status_macros.h"
+#include "translator_bounds.h"
 
 #ifndef MTLITE_VERSION_STRING
 #define MTLITE_VERSION_STRING "0.0.0"
@@ -166,7 +167,7 @@ Status ReadConfig(const JsonFile& cfg, const JsonFile& gen, ModelConfig* c, std:
 
   // Generation defaults: generation_config.json wins over config.json.
   const JsonFile& g = gen.Has("num_beams") ? gen : cfg;
-  MTLITE_RETURN_IF_ERROR(g.IntOr("num_beams", 4, 1, INT_MAX, &c->default_beam));
+  MTLITE_RETURN_IF_ERROR(g.IntOr("num_beams", 4, 1, detail::kMaxBeam, &c->default_beam));  // the loader's bound
   const JsonFile& gl = gen.Has("max_length") ? gen : cfg;
   MTLITE_RETURN_IF_ERROR(gl.IntOr("max_length", 256, 1, INT_MAX, &c->default_max_length));
   std::vector<int> bad;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checked_size.h"
 #include "marian_layout.h"
 #include "io.h"
 
@@ -68,14 +69,14 @@ Status Safetensors::Parse(std::string bytes, const std::string& name, Safetensor
     if (!value.contains("dtype") || !value["dtype"].is_string()) return Bad(name, where + ": missing dtype");
     e.dtype = value["dtype"].get<std::string>();
     if (!value.contains("shape") || !value["shape"].is_array()) return Bad(name, where + ": missing shape");
-    uint64_t elements = 1;
+    detail::CheckedSize elements = 1;  // in size_t: the tensor is read into memory
     for (const auto& d : value["shape"]) {
       uint64_t v = 0;
       if (!ReadU64(d, &v) || v > uint64_t(std::numeric_limits<int64_t>::max())) {
         return Bad(name, where + ": shape entries must be non-negative integers");
       }
-      if (v != 0 && elements > std::numeric_limits<uint64_t>::max() / v) return Bad(name, where + ": shape overflows");
       elements *= v;
+      if (!elements.ok()) return Bad(name, where + ": shape overflows");
       e.shape.push_back(int64_t(v));
     }
     const auto& offs = value.contains("data_offsets") ? value["data_offsets"] : nlohmann::json();
@@ -88,9 +89,10 @@ Status Safetensors::Parse(std::string bytes, const std::string& name, Safetensor
     }
     const size_t esize = ElementSize(e.dtype);
     if (esize == 0) return Bad(name, where + ": unknown dtype '" + e.dtype + "'");
-    if (elements > data_size / esize || elements * esize != e.end - e.begin) {
+    const detail::CheckedSize bytes = elements * esize;
+    if (!bytes.ok() || bytes.value() != e.end - e.begin) {
       return Bad(name, where + ": data_offsets span " + std::to_string(e.end - e.begin) +
-                           " bytes, but dtype and shape need " + std::to_string(elements) + " x " +
+                           " bytes, but dtype and shape need " + std::to_string(elements.value()) + " x " +
                            std::to_string(esize));
     }
     st.entries_.emplace(key, std::move(e));

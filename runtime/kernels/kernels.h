@@ -33,6 +33,8 @@ enum class Act : int { kNone = 0, kSiLU = 1, kReLU = 2, kGELU = 3, kGELUTanh = 4
 
 // BlockedN8K4 packing (see schema/mtlite.fbs).
 inline int RoundUp(int x, int m) { return (x + m - 1) / m * m; }
+// For shapes known to fit (a 32-bit size_t wraps at 2^32 bytes): the loader checks a file's
+// shapes with the same product in CheckedSize (runtime/src/checked_size.h) first.
 inline size_t BlockedN8K4Bytes(int n, int k) { return size_t(RoundUp(n, 8)) * size_t(RoundUp(k, 4)); }
 // w: row-major [n][k] int8 -> out: BlockedN8K4Bytes(n, k) bytes (padding zero).
 void PackBlockedN8K4(const int8_t* w, int n, int k, int8_t* out);

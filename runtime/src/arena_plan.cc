@@ -1,6 +1,7 @@
 #include "arena_plan.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "kernels.h"
@@ -8,6 +9,7 @@
 #include "profiler.h"
 #include "tokenizer.h"
 #include "transformer.h"
+#include "translator_bounds.h"
 
 namespace mtlite {
 namespace detail {
@@ -24,6 +26,11 @@ Status Bad(const char* what, long long v, long long lo, long long hi) {
 
 }  // namespace
 
+Status ArenaTooLarge(const std::string& what) {
+  return Status(StatusCode::kOutOfRange, "TranslatorLimits: " + what + " exceeds addressable memory (" +
+                                             std::to_string(sizeof(size_t) * 8) + "-bit size_t); lower the limits");
+}
+
 const char* PhaseName(int phase) {
   switch (phase) {
     case kPhaseTokenize: return "tokenize";
@@ -36,7 +43,7 @@ const char* PhaseName(int phase) {
 }
 
 Status CheckLimits(const ModelConfig& c, const TranslatorLimits& l) {
-  if (l.max_batch < 1 || l.max_batch > 4096) return Bad("max_batch", l.max_batch, 1, 4096);
+  if (l.max_batch < 1 || l.max_batch > kMaxBatch) return Bad("max_batch", l.max_batch, 1, kMaxBatch);
   if (l.max_beam < 1 || l.max_beam > kMaxBeam) return Bad("max_beam", l.max_beam, 1, kMaxBeam);
   if (l.max_n_best < 1 || l.max_n_best > l.max_beam) return Bad("max_n_best", l.max_n_best, 1, l.max_beam);
   if (l.max_source_tokens < 1 || l.max_source_tokens > 65536)
@@ -87,32 +94,38 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   x.tok_ws_bytes = SpmTokenizer::WorkspaceBytes(size_t(lim.max_input_bytes));
 
   const bool int8 = c.weight_type == WeightType::kInt8;
-  const size_t f = sizeof(float), i32 = sizeof(int32_t);
-  const size_t d = size_t(x.d), B = size_t(x.B), S = size_t(x.S), T = size_t(x.T), W = size_t(x.W);
-  const size_t R = size_t(x.R), V = size_t(x.V), NB = size_t(x.NB), Ld = size_t(x.Ld), C = size_t(x.C);
-  const size_t BS = B * S;
-  auto kp = [](int k) { return size_t(kernels::RoundUp(k, 4)); };
+  // Every size is a CheckedSize: on 32-bit targets the limits' products can exceed size_t, and
+  // a wrapped size would plan a buffer too small (or none at all).
+  const CheckedSize f = sizeof(float), i32 = sizeof(int32_t);
+  const CheckedSize d = x.d, B = x.B, S = x.S, T = x.T, W = x.W;
+  const CheckedSize R = x.R, V = x.V, NB = x.NB, Ld = x.Ld, C = x.C;
+  const CheckedSize BS = B * S;
+  auto kp = [](int k) { return CheckedSize(kernels::RoundUp(k, 4)); };
   const bool al = lim.alignments;
 
-  auto set = [&](int id, const char* name, size_t bytes, int first, int last) {
-    p.bufs_[id] = {name, bytes, first, last, false, 0};
+  const char* too_large = nullptr;  // the first buffer whose size overflows
+  auto set = [&](int id, const char* name, CheckedSize bytes, int first, int last) {
+    if (!bytes.ok() && !too_large) too_large = name;
+    p.bufs_[id] = {name, bytes.value(), first, last, false, 0};
   };
-  auto keep = [&](int id, const char* name, size_t bytes) {
-    p.bufs_[id] = {name, bytes, 0, kNumPhases - 1, true, 0};
+  auto keep = [&](int id, const char* name, CheckedSize bytes) {
+    set(id, name, bytes, 0, kNumPhases - 1);
+    p.bufs_[id].persistent = true;
   };
   const int kTok = kPhaseTokenize, kEnc = kPhaseEncode, kKV = kPhaseCrossKV, kDec = kPhaseDecode,
             kFin = kPhaseFinish;
   keep(kBufPosEncoder, "positions.encoder", c.positions_stored ? 0 : S * d * f);
   keep(kBufPosDecoder, "positions.decoder", c.positions_stored ? 0 : T * d * f);
-  keep(kBufLayerOps, "layers.ops", size_t(Transformer::NumOps(c)) * sizeof(Linear));
-  if (lim.profiling)
-    x.profile_events = lim.profile_events > 0 ? size_t(lim.profile_events)
-                                              : ProfileEventsFor(x.Le, x.Ld, x.T, x.threads);
+  keep(kBufLayerOps, "layers.ops", CheckedSize(Transformer::NumOps(c)) * sizeof(Linear));
+  const CheckedSize events = !lim.profiling            ? CheckedSize(0)
+                             : lim.profile_events > 0 ? CheckedSize(lim.profile_events)
+                                                      : ProfileEventsFor(x.Le, x.Ld, x.T, x.threads);
+  x.profile_events = events.value();
   keep(kBufProfileEntries, "profile.entries",
-       lim.profiling ? size_t(Op::kNumOps) * size_t(std::max(x.Le, x.Ld) + 1) * sizeof(ProfileEntry) : 0);
-  keep(kBufProfileEvents, "profile.events", x.profile_events * sizeof(ProfileEvent));
+       lim.profiling ? CheckedSize(int(Op::kNumOps)) * (std::max(x.Le, x.Ld) + 1) * sizeof(ProfileEntry) : 0);
+  keep(kBufProfileEvents, "profile.events", events * sizeof(ProfileEvent));
   keep(kBufOutIds, "result.ids", B * NB * T * i32);
-  keep(kBufOutText, "result.text", B * NB * size_t(x.text_cap));
+  keep(kBufOutText, "result.text", B * NB * x.text_cap);
   keep(kBufOutAlign, "result.alignments", al ? B * NB * T * S * f : 0);
   keep(kBufHypViews, "result.hypotheses", B * NB * sizeof(HypothesisView));
   keep(kBufSentViews, "result.sentences", B * sizeof(SentenceResultView));
@@ -122,7 +135,7 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufTokWorkspace, "tokenizer.workspace", x.tok_ws_bytes, kTok, kTok);
   set(kBufSrcOffsets, "source.row_offsets", (B + 1) * sizeof(int), kEnc, kDec);
 
-  const size_t Fe = size_t(x.F_enc), Fd = size_t(x.F_dec);
+  const CheckedSize Fe = x.F_enc, Fd = x.F_dec;
   set(kBufEncHidden, "encoder.hidden", BS * d * f, kEnc, kKV);
   set(kBufEncQ, "encoder.q", BS * d * f, kEnc, kEnc);
   set(kBufEncK, "encoder.k", BS * d * f, kEnc, kEnc);
@@ -130,11 +143,11 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufEncCtx, "encoder.context", BS * d * f, kEnc, kEnc);
   set(kBufEncFfn, "encoder.ffn", C * Fe * f, kEnc, kEnc);
   // int8: activations quantized per row (q/k/v/o and the cross K/V: BS x d; fc2: C x F).
-  set(kBufEncQuant, "encoder.quantized", int8 ? std::max(BS * kp(x.d), C * kp(x.F_enc)) : 0, kEnc, kKV);
-  set(kBufEncQuantScale, "encoder.quant_scales", int8 ? std::max(BS, C) * f : 0, kEnc, kKV);
+  set(kBufEncQuant, "encoder.quantized", int8 ? Max(BS * kp(x.d), C * kp(x.F_enc)) : 0, kEnc, kKV);
+  set(kBufEncQuantScale, "encoder.quant_scales", int8 ? Max(BS, C) * f : 0, kEnc, kKV);
   // f32/f16 (XNNPACK): the residual layers' output before the residual add.
   set(kBufEncStaging, "encoder.residual_staging", int8 ? 0 : BS * d * f, kEnc, kEnc);
-  set(kBufAttnScores, "attention.scores", size_t(x.threads) * x.Hmax * std::max(S, T) * f, kEnc, kDec);
+  set(kBufAttnScores, "attention.scores", CheckedSize(x.threads) * x.Hmax * std::max(x.S, x.T) * f, kEnc, kDec);
 
   set(kBufCrossK, "cross.k", Ld * BS * d * f, kKV, kDec);
   set(kBufCrossV, "cross.v", Ld * BS * d * f, kKV, kDec);
@@ -150,7 +163,7 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufDecStaging, "decoder.residual_staging", int8 ? 0 : R * d * f, kDec, kDec);
   // with a shortlist, int8 logits cover whole 8-row blocks of the vocabulary
   const bool shortlist = md.shortlist.present;
-  const size_t V8 = size_t(kernels::RoundUp(x.V, 8));
+  const CheckedSize V8 = kernels::RoundUp(x.V, 8);
   set(kBufLogits, "decoder.logits", R * (shortlist ? V8 : V) * f, kDec, kDec);
   set(kBufKCache, "decoder.k_cache", Ld * T * R * d * f, kDec, kDec);
   set(kBufVCache, "decoder.v_cache", Ld * T * R * d * f, kDec, kDec);
@@ -173,17 +186,22 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufRowBest, "search.row_best", R * i32, kDec, kDec);
   // streaming: the last reported hypothesis per sentence, and one decoded text
   set(kBufStreamIds, "stream.ids", (B + 1) * T * i32, kDec, kFin);
-  set(kBufStreamText, "stream.text", size_t(x.text_cap), kDec, kFin);
+  set(kBufStreamText, "stream.text", x.text_cap, kDec, kFin);
   // vocabulary shortlist: the batch's candidates, their blocks, the token of each logits column and
   // the columns that are not candidates (masked to -inf)
   set(kBufShortlistMarks, "shortlist.marks", shortlist ? V : 0, kTok, kTok);
-  set(kBufShortlistBlocks, "shortlist.blocks", shortlist ? V8 / 8 * i32 : 0, kTok, kDec);
+  set(kBufShortlistBlocks, "shortlist.blocks", shortlist ? CheckedSize(kernels::RoundUp(x.V, 8) / 8) * i32 : 0, kTok, kDec);
   set(kBufShortlistColumns, "shortlist.columns", shortlist ? V8 * i32 : 0, kTok, kDec);
   set(kBufShortlistMasked, "shortlist.masked_columns", shortlist ? V8 * i32 : 0, kTok, kDec);
   // f32/f16 projection rows in a shortlist's order: one logits row at a time goes back to token
   // order (int8 projections write token order directly: gemm_s8_blocked_scatter)
   set(kBufTokenOrderRow, "decoder.token_order_row",
       md.shortlist.row_order && md.output_proj.dtype != WeightType::kInt8 ? V * f : 0, kDec, kDec);
+  if (too_large) return ArenaTooLarge(std::string("buffer '") + too_large + "'");
+  // The buffers one after another (each aligned) bound every offset the placement computes.
+  CheckedSize unshared = 0;
+  for (const PlannedBuffer& b : p.bufs_) unshared += CheckedSize(b.bytes) + (kAlign - 1);
+  if (!unshared.ok()) return ArenaTooLarge("the sum of the buffers");
   p.Place();
   return p;
 }

@@ -13,6 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <string>
+
+#include "checked_size.h"
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
 
@@ -100,6 +103,8 @@ class ArenaPlan {
 };
 
 Status CheckLimits(const ModelConfig& c, const TranslatorLimits& l);
+// kOutOfRange: `what` (a buffer, or the arena) is larger than size_t can count.
+Status ArenaTooLarge(const std::string& what);
 
 }  // namespace detail
 }  // namespace mtlite

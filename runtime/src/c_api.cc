@@ -1,13 +1,21 @@
 // C API over the C++ API. Translate calls allocate nothing (views into the arena); the
 // caller-memory functions place the handles in the caller's storage / arena as well.
+// No exception reaches a C caller: every entry point that can allocate (a handle, a Status
+// message, the C++ objects behind it) runs its body through Guarded, which turns an exception
+// into a status and a last-error message.
 #include "mtlite/mtlite.h"
 
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <memory>
 #include <new>
+#include <system_error>
 #include <string>
 #include <vector>
 
+#include "arena_plan.h"
+#include "checked_size.h"
 #include "mtlite/mtlite.hpp"
 
 struct mtlite_model {
@@ -47,6 +55,23 @@ mtlite_status Fail(const mtlite::Status& s) {
 mtlite_status Fail(mtlite_status code, const char* msg) {
   SetLastError(msg, std::strlen(msg));
   return code;
+}
+
+// Runs an entry point's body; an exception (out of memory, a thread that cannot be started)
+// becomes a status. The messages are literals or the exception's own: reporting allocates nothing.
+template <class Body>
+mtlite_status Guarded(Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Fail(MTLITE_RESOURCE_EXHAUSTED, "out of memory");
+  } catch (const std::system_error& e) {
+    return Fail(MTLITE_RESOURCE_EXHAUSTED, e.what());
+  } catch (const std::exception& e) {
+    return Fail(MTLITE_INTERNAL, e.what());
+  } catch (...) {
+    return Fail(MTLITE_INTERNAL, "unknown exception");
+  }
 }
 
 // Caller memory: handles go first, each in a 64-byte slot, then the C++ object's own part.
@@ -99,55 +124,63 @@ void mtlite_options_default(mtlite_options* o) {
 }
 
 mtlite_status mtlite_model_load(const char* path, int verify, mtlite_model** out) {
-  if (!path || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
-  *out = nullptr;
-  mtlite::LoadOptions lo;
-  lo.verify_checksums = verify != 0;
-  auto r = mtlite::Model::Load(path, lo);
-  if (!r.ok()) return Fail(r.status());
-  *out = new mtlite_model{std::move(r.value()), true};
-  return MTLITE_OK;
+  return Guarded([&]() -> mtlite_status {
+    if (!path || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+    *out = nullptr;
+    mtlite::LoadOptions lo;
+    lo.verify_checksums = verify != 0;
+    auto r = mtlite::Model::Load(path, lo);
+    if (!r.ok()) return Fail(r.status());
+    *out = new mtlite_model{std::move(r.value()), true};
+    return MTLITE_OK;
+  });
 }
 
 mtlite_status mtlite_model_storage_bytes(const void* data, size_t size, size_t* bytes) {
-  if (!data || !bytes) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
-  *bytes = 0;
-  auto r = mtlite::Model::StorageBytes(data, size);
-  if (!r.ok()) return Fail(r.status());
-  *bytes = kModelHandleBytes + r.value();
-  return MTLITE_OK;
+  return Guarded([&]() -> mtlite_status {
+    if (!data || !bytes) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+    *bytes = 0;
+    auto r = mtlite::Model::StorageBytes(data, size);
+    if (!r.ok()) return Fail(r.status());
+    *bytes = kModelHandleBytes + r.value();
+    return MTLITE_OK;
+  });
 }
 
 mtlite_status mtlite_model_from_buffer_storage(const void* data, size_t size, int verify, void* storage,
                                                size_t storage_bytes, mtlite_model** out) {
-  if (!data || !storage || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
-  *out = nullptr;
-  if (!Aligned(storage)) return Fail(MTLITE_INVALID_ARGUMENT, "model storage must be 64-byte aligned");
-  size_t need = 0;
-  if (mtlite_status st = mtlite_model_storage_bytes(data, size, &need); st != MTLITE_OK) return st;
-  if (storage_bytes < need) {
-    return Fail(mtlite::Status(mtlite::StatusCode::kResourceExhausted,
-                               "model storage of " + std::to_string(storage_bytes) + " bytes is too small: this model needs " +
-                                   std::to_string(need) + " bytes (mtlite_model_storage_bytes; `mtlite info --limits` prints it)"));
-  }
-  mtlite::LoadOptions lo;
-  lo.verify_checksums = verify != 0;
-  uint8_t* s = static_cast<uint8_t*>(storage);
-  auto r = mtlite::Model::FromBuffer(data, size, s + kModelHandleBytes, storage_bytes - kModelHandleBytes, lo);
-  if (!r.ok()) return Fail(r.status());
-  *out = new (s) mtlite_model{std::move(r.value()), false};
-  return MTLITE_OK;
+  return Guarded([&]() -> mtlite_status {
+    if (!data || !storage || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+    *out = nullptr;
+    if (!Aligned(storage)) return Fail(MTLITE_INVALID_ARGUMENT, "model storage must be 64-byte aligned");
+    size_t need = 0;
+    if (mtlite_status st = mtlite_model_storage_bytes(data, size, &need); st != MTLITE_OK) return st;
+    if (storage_bytes < need) {
+      return Fail(mtlite::Status(mtlite::StatusCode::kResourceExhausted,
+                                 "model storage of " + std::to_string(storage_bytes) + " bytes is too small: this model needs " +
+                                     std::to_string(need) + " bytes (mtlite_model_storage_bytes; `mtlite info --limits` prints it)"));
+    }
+    mtlite::LoadOptions lo;
+    lo.verify_checksums = verify != 0;
+    uint8_t* s = static_cast<uint8_t*>(storage);
+    auto r = mtlite::Model::FromBuffer(data, size, s + kModelHandleBytes, storage_bytes - kModelHandleBytes, lo);
+    if (!r.ok()) return Fail(r.status());
+    *out = new (s) mtlite_model{std::move(r.value()), false};
+    return MTLITE_OK;
+  });
 }
 
 mtlite_status mtlite_model_from_buffer(const void* data, size_t size, int verify, mtlite_model** out) {
-  if (!data || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
-  *out = nullptr;
-  mtlite::LoadOptions lo;
-  lo.verify_checksums = verify != 0;
-  auto r = mtlite::Model::FromBuffer(data, size, lo);
-  if (!r.ok()) return Fail(r.status());
-  *out = new mtlite_model{std::move(r.value()), true};
-  return MTLITE_OK;
+  return Guarded([&]() -> mtlite_status {
+    if (!data || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+    *out = nullptr;
+    mtlite::LoadOptions lo;
+    lo.verify_checksums = verify != 0;
+    auto r = mtlite::Model::FromBuffer(data, size, lo);
+    if (!r.ok()) return Fail(r.status());
+    *out = new mtlite_model{std::move(r.value()), true};
+    return MTLITE_OK;
+  });
 }
 
 void mtlite_model_free(mtlite_model* m) {
@@ -160,53 +193,61 @@ void mtlite_model_free(mtlite_model* m) {
 }
 
 mtlite_status mtlite_translator_create(const mtlite_model* m, const mtlite_limits* l, mtlite_translator** out) {
-  if (!m || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
-  *out = nullptr;
-  const mtlite::TranslatorLimits lim = ToLimits(l);
-  auto r = mtlite::Translator::Create(m->model, lim);
-  if (!r.ok()) return Fail(r.status());
-  auto* t = new mtlite_translator;
-  t->translator = std::move(r.value());
-  t->owned_views.resize(size_t(lim.max_batch));
-  t->views = t->owned_views.data();
-  *out = t;
-  return MTLITE_OK;
+  return Guarded([&]() -> mtlite_status {
+    if (!m || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+    *out = nullptr;
+    const mtlite::TranslatorLimits lim = ToLimits(l);
+    auto r = mtlite::Translator::Create(m->model, lim);
+    if (!r.ok()) return Fail(r.status());
+    auto t = std::make_unique<mtlite_translator>();
+    t->translator = std::move(r.value());
+    t->owned_views.resize(size_t(lim.max_batch));
+    t->views = t->owned_views.data();
+    *out = t.release();
+    return MTLITE_OK;
+  });
 }
 
 mtlite_status mtlite_arena_bytes(const mtlite_model* m, const mtlite_limits* l, size_t* bytes) {
-  if (!m || !bytes) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
-  *bytes = 0;
-  const mtlite::TranslatorLimits lim = ToLimits(l);
-  auto r = mtlite::Translator::ArenaBytes(*m->model, lim);
-  if (!r.ok()) return Fail(r.status());
-  *bytes = TranslatorHandleBytes(lim.max_batch) + r.value();
-  return MTLITE_OK;
+  return Guarded([&]() -> mtlite_status {
+    if (!m || !bytes) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+    *bytes = 0;
+    const mtlite::TranslatorLimits lim = ToLimits(l);
+    auto r = mtlite::Translator::ArenaBytes(*m->model, lim);
+    if (!r.ok()) return Fail(r.status());
+    const mtlite::detail::CheckedSize total = mtlite::detail::CheckedSize(TranslatorHandleBytes(lim.max_batch)) + r.value();
+    if (!total.ok()) return Fail(mtlite::detail::ArenaTooLarge("the arena with the handle"));
+    *bytes = total.value();
+    return MTLITE_OK;
+  });
 }
 
 mtlite_status mtlite_translator_create_in_arena(const mtlite_model* m, const mtlite_limits* l, void* arena,
                                                 size_t arena_bytes, mtlite_translator** out) {
-  if (!m || !arena || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
-  *out = nullptr;
-  if (!Aligned(arena)) return Fail(MTLITE_INVALID_ARGUMENT, "the arena must be 64-byte aligned");
-  const mtlite::TranslatorLimits lim = ToLimits(l);
-  size_t need = 0;
-  if (mtlite_status st = mtlite_arena_bytes(m, l, &need); st != MTLITE_OK) return st;
-  if (arena_bytes < need) {
-    return Fail(mtlite::Status(mtlite::StatusCode::kResourceExhausted,
-                               "arena of " + std::to_string(arena_bytes) + " bytes is too small: these limits need " +
-                                   std::to_string(need) + " bytes (mtlite_arena_bytes; `mtlite info --limits` prints it)"));
-  }
-  uint8_t* a = static_cast<uint8_t*>(arena);
-  const size_t handle = TranslatorHandleBytes(lim.max_batch);
-  auto r = mtlite::Translator::Create(m->model, lim, a + handle, arena_bytes - handle);
-  if (!r.ok()) return Fail(r.status());
-  auto* t = new (a) mtlite_translator;
-  t->translator = std::move(r.value());
-  t->views = reinterpret_cast<std::string_view*>(a + AlignUp(sizeof(mtlite_translator)));
-  for (int i = 0; i < lim.max_batch; ++i) new (t->views + i) std::string_view();
-  t->heap = false;
-  *out = t;
-  return MTLITE_OK;
+  return Guarded([&]() -> mtlite_status {
+    if (!m || !arena || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+    *out = nullptr;
+    if (!Aligned(arena)) return Fail(MTLITE_INVALID_ARGUMENT, "the arena must be 64-byte aligned");
+    const mtlite::TranslatorLimits lim = ToLimits(l);
+    size_t need = 0;
+    if (mtlite_status st = mtlite_arena_bytes(m, l, &need); st != MTLITE_OK) return st;
+    if (arena_bytes < need) {
+      return Fail(mtlite::Status(mtlite::StatusCode::kResourceExhausted,
+                                 "arena of " + std::to_string(arena_bytes) + " bytes is too small: these limits need " +
+                                     std::to_string(need) + " bytes (mtlite_arena_bytes; `mtlite info --limits` prints it)"));
+    }
+    uint8_t* a = static_cast<uint8_t*>(arena);
+    const size_t handle = TranslatorHandleBytes(lim.max_batch);
+    auto r = mtlite::Translator::Create(m->model, lim, a + handle, arena_bytes - handle);
+    if (!r.ok()) return Fail(r.status());
+    auto* t = new (a) mtlite_translator;
+    t->translator = std::move(r.value());
+    t->views = reinterpret_cast<std::string_view*>(a + AlignUp(sizeof(mtlite_translator)));
+    for (int i = 0; i < lim.max_batch; ++i) new (t->views + i) std::string_view();
+    t->heap = false;
+    *out = t;
+    return MTLITE_OK;
+  });
 }
 
 size_t mtlite_translator_arena_bytes(const mtlite_translator* t) { return t ? t->translator->arena_bytes() : 0; }
@@ -221,44 +262,46 @@ void mtlite_translator_free(mtlite_translator* t) {
 
 mtlite_status mtlite_translate(mtlite_translator* t, const char* const* texts, const size_t* lengths, size_t n,
                                const mtlite_options* o) {
-  if (!t || (!texts && n > 0)) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
-  t->results = nullptr;
-  t->num_results = 0;
-  if (n > size_t(t->translator->limits().max_batch))
-    return Fail(MTLITE_OUT_OF_RANGE, "more sentences than max_batch");
-  mtlite::TranslateOptions opt;
-  if (o) {
-    opt.beam_size = o->beam_size;
-    opt.max_length = o->max_length;
-    opt.max_length_ratio = o->max_length_ratio;
-    opt.max_length_offset = o->max_length_offset;
-    opt.length_penalty = o->length_penalty;
-    opt.n_best = o->n_best;
-    opt.return_scores = o->return_scores != 0;
-    opt.return_alignments = o->return_alignments != 0;
-    opt.alignment_layer = o->alignment_layer;
-    opt.profile = o->profile != 0;
-    opt.use_shortlist = o->use_shortlist != 0;
-    if (o->stream) {
-      t->stream = o->stream;
-      t->stream_user = o->stream_user;
-      opt.stream = [](const mtlite::StreamEvent& e, void* user) {
-        const mtlite_translator* tr = static_cast<const mtlite_translator*>(user);
-        tr->stream(tr->stream_user, e.sentence, e.ids, e.num_ids, e.text.data(), e.text.size(), e.final ? 1 : 0);
-      };
-      opt.stream_user = t;
+  return Guarded([&]() -> mtlite_status {
+    if (!t || (!texts && n > 0)) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+    t->results = nullptr;
+    t->num_results = 0;
+    if (n > size_t(t->translator->limits().max_batch))
+      return Fail(MTLITE_OUT_OF_RANGE, "more sentences than max_batch");
+    mtlite::TranslateOptions opt;
+    if (o) {
+      opt.beam_size = o->beam_size;
+      opt.max_length = o->max_length;
+      opt.max_length_ratio = o->max_length_ratio;
+      opt.max_length_offset = o->max_length_offset;
+      opt.length_penalty = o->length_penalty;
+      opt.n_best = o->n_best;
+      opt.return_scores = o->return_scores != 0;
+      opt.return_alignments = o->return_alignments != 0;
+      opt.alignment_layer = o->alignment_layer;
+      opt.profile = o->profile != 0;
+      opt.use_shortlist = o->use_shortlist != 0;
+      if (o->stream) {
+        t->stream = o->stream;
+        t->stream_user = o->stream_user;
+        opt.stream = [](const mtlite::StreamEvent& e, void* user) {
+          const mtlite_translator* tr = static_cast<const mtlite_translator*>(user);
+          tr->stream(tr->stream_user, e.sentence, e.ids, e.num_ids, e.text.data(), e.text.size(), e.final ? 1 : 0);
+        };
+        opt.stream_user = t;
+      }
     }
-  }
-  const mtlite::SentenceResultView* res = nullptr;
-  for (size_t i = 0; i < n; ++i) {
-    if (!texts[i]) return Fail(MTLITE_INVALID_ARGUMENT, "null text");
-    t->views[i] = std::string_view(texts[i], lengths ? lengths[i] : std::strlen(texts[i]));
-  }
-  mtlite::Status s = t->translator->TranslateViews(t->views, n, opt, &res);
-  if (!s.ok()) return Fail(s);
-  t->results = res;
-  t->num_results = n;
-  return MTLITE_OK;
+    const mtlite::SentenceResultView* res = nullptr;
+    for (size_t i = 0; i < n; ++i) {
+      if (!texts[i]) return Fail(MTLITE_INVALID_ARGUMENT, "null text");
+      t->views[i] = std::string_view(texts[i], lengths ? lengths[i] : std::strlen(texts[i]));
+    }
+    mtlite::Status s = t->translator->TranslateViews(t->views, n, opt, &res);
+    if (!s.ok()) return Fail(s);
+    t->results = res;
+    t->num_results = n;
+    return MTLITE_OK;
+  });
 }
 
 int mtlite_result_count(const mtlite_translator* t, size_t sentence) {

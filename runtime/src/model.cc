@@ -207,15 +207,19 @@ class Loader : public detail::LoaderBase {
     const fb::Tensor* t = nullptr;
     MTLITE_RETURN_IF_ERROR(FindWithShape(name, {rows, cols}, &t));
     const std::string_view tn = View(t->name());
-    const uint64_t elems = uint64_t(rows) * uint64_t(cols);
-    uint64_t bytes = 0;
     if (!layout::WeightTypeFromCode(int(t->dtype()), &w->dtype)) {
       return Invalid("tensor " + Quote(tn) + " has unknown dtype " + std::to_string(int(t->dtype())));
     }
+    // in size_t, checked (kernels::BlockedN8K4Bytes for int8): a wrapped size would match a short buffer
+    detail::CheckedSize bytes;
     switch (w->dtype) {
-      case WeightType::kF32: bytes = elems * 4; break;
-      case WeightType::kF16: bytes = elems * 2; break;
-      case WeightType::kInt8: bytes = kernels::BlockedN8K4Bytes(rows, cols); break;
+      case WeightType::kF32: bytes = detail::CheckedSize(rows) * cols * 4; break;
+      case WeightType::kF16: bytes = detail::CheckedSize(rows) * cols * 2; break;
+      case WeightType::kInt8: bytes = detail::CheckedSize(kernels::RoundUp(rows, 8)) * kernels::RoundUp(cols, 4); break;
+    }
+    if (!bytes.ok()) {
+      return Invalid("tensor " + Quote(tn) + " of shape [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                     "] needs more bytes than this platform can address");
     }
     if (first_weight_.empty()) {
       first_weight_ = tn;
@@ -229,9 +233,9 @@ class Loader : public detail::LoaderBase {
     const fb::WeightLayout want_layout = int8 ? fb::WeightLayout::BlockedN8K4 : fb::WeightLayout::RowMajor;
     if (t->quant() != want_quant) return Invalid("tensor " + Quote(tn) + ": quantization scheme does not match its dtype");
     if (t->layout() != want_layout) return Invalid("tensor " + Quote(tn) + ": layout does not match its dtype");
-    if (t->data()->size() != bytes) {
+    if (t->data()->size() != bytes.value()) {
       return Invalid("tensor " + Quote(tn) + " has " + std::to_string(t->data()->size()) + " data bytes, expected " +
-                     std::to_string(bytes));
+                     std::to_string(bytes.value()));
     }
     w->blocked = int8;
     w->rows = rows;

@@ -16,10 +16,12 @@
 #include <type_traits>
 #include <utility>
 
+#include "checked_size.h"
 #include "marian_layout.h"
 #include "model_data.h"
 #include "mtlite/mtlite.hpp"
 #include "mtlite_generated.h"
+#include "translator_bounds.h"
 
 namespace mtlite {
 namespace detail {
@@ -46,7 +48,6 @@ constexpr int kMaxLayers = 256;
 constexpr int kMaxVocab = 10000000;
 constexpr int kMaxFfn = 65536;
 constexpr int kMaxPositions = 1000000;
-constexpr int kMaxBeam = 1024;
 
 // The FlatBuffers verifier over base[0, size): the size prefix, the identifier and every table,
 // vector and string of the structure; *fb_size: the FlatBuffer's bytes. Allocation-free.

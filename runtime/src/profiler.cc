@@ -60,14 +60,14 @@ const char* OpName(Op op) { return op < Op::kNumOps ? kOps[int(op)].name : "?"; 
 const char* OpComponent(Op op) { return op < Op::kNumOps ? kOps[int(op)].component : "?"; }
 Op OpParent(Op op) { return op < Op::kNumOps ? kOps[int(op)].parent : kRoot; }
 
-size_t ProfileEventsFor(int encoder_layers, int decoder_layers, int max_target_tokens, int threads) {
-  const size_t parts = threads > 1 ? size_t(2 * threads) : 0;  // worker shares per parallel op
+CheckedSize ProfileEventsFor(int encoder_layers, int decoder_layers, int max_target_tokens, int threads) {
+  const CheckedSize parts = threads > 1 ? 2 * threads : 0;  // worker shares per parallel op
   // lane 0: encoder layer = 1 + 3 qkv + attention + out + norm + fc1 + fc2 + norm (+ FFN chunks),
   // + the encoder's joins (row-parallel: after lane 0's rows, and before them when a worker took them)
-  const size_t encoder = 5 + size_t(encoder_layers) * (12 + 10 * parts) + 2 + 4 * parts;
+  const CheckedSize encoder = 5 + CheckedSize(encoder_layers) * (12 + 10 * parts) + 2 + 4 * parts;
   // decoder step: step + embed + output projection + search + 2 joins, per layer 1 + 16 spans (+ parts)
-  const size_t step = 6 + parts + size_t(decoder_layers) * (17 + 12 * parts);
-  return 8 + encoder + size_t(max_target_tokens) * step;
+  const CheckedSize step = 6 + parts + CheckedSize(decoder_layers) * (17 + 12 * parts);
+  return 8 + encoder + CheckedSize(max_target_tokens) * step;
 }
 
 Profiler::Clock Profiler::ProcessClock() {

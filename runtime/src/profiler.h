@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "checked_size.h"
 #include "mtlite/mtlite.hpp"
 #include "ticks.h"
 
@@ -175,7 +176,7 @@ class Span {
 
 // Events a call can produce, for sizing the buffer: every lane-0 span of a full-length call
 // (max target tokens steps) plus worker parts.
-size_t ProfileEventsFor(int encoder_layers, int decoder_layers, int max_target_tokens, int threads);
+CheckedSize ProfileEventsFor(int encoder_layers, int decoder_layers, int max_target_tokens, int threads);
 
 }  // namespace detail
 }  // namespace mtlite

@@ -16,11 +16,10 @@
 #include "mtlite/mtlite.hpp"
 #include "profiler.h"
 #include "thread_pool.h"
+#include "translator_bounds.h"
 
 namespace mtlite {
 namespace detail {
-
-constexpr int kMaxBeam = 64;
 
 // A finished hypothesis: score (length-penalised), last step, slot at that step.
 struct SearchHyp {

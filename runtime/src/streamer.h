@@ -9,6 +9,7 @@
 #include "mtlite/mtlite.hpp"
 #include "search.h"
 #include "tokenizer.h"
+#include "translator_bounds.h"
 
 namespace mtlite {
 namespace detail {
@@ -35,7 +36,7 @@ class Streamer : public SearchObserver {
   bool texts_mode_ = false;
   StreamCallback fn_ = nullptr;
   void* user_ = nullptr;
-  int reported_[4096] = {};  // per sentence: length of the last reported hypothesis (-1: none)
+  int reported_[kMaxBatch] = {};  // per sentence: length of the last reported hypothesis (-1: none)
 };
 
 }  // namespace detail

@@ -6,9 +6,10 @@
 // then claims, one at a time, what is left of the others' (thread_pool.cc). The same split of a
 // layer thus lands on the same thread step after step (its weights stay in that core's caches),
 // a slower core gives its last tasks away, and the call waits for the *tasks*, not for the
-// workers: a worker the OS has descheduled (the other core busy) costs nothing, the caller simply
-// runs the tasks itself. Workers spin briefly for the next job (a decoder step issues
-// dozens of small ones back to back), then sleep on a condition variable.
+// workers: a worker the OS has descheduled (the other core busy) holds up at most the one task it
+// had claimed, and the other threads (the caller among them) run the rest of its range. Workers spin
+// briefly for the next job (a decoder step issues dozens of small ones back to back), then sleep
+// on a condition variable.
 //
 // Synchronisation is std::atomic and std::mutex only, so ThreadSanitizer sees every edge.
 // MTLITE_NO_THREADS (the minimal build) compiles the workers out: everything runs inline.

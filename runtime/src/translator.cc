@@ -295,6 +295,11 @@ Status TranslatorImpl::Forced(const int32_t* src, int src_len, const int32_t* tg
   for (int i = 0; i < tgt_len; ++i)
     if (tgt[i] < 0 || tgt[i] >= x_.V) return Err(StatusCode::kInvalidArgument, "target id out of range");
   texts_mode_ = false;
+  // every column, in token order: a shortlist of an earlier translate call must not select the
+  // output projection's blocks here
+  shortlist_.Clear();
+  net_.SetOutputBlocks(nullptr, 0);
+  steps_cols_ = x_.V;
   int smax = 0;
   const int32_t* ids[1] = {src};
   if (Status s = EncodeSources(nullptr, ids, &src_len, 1, &smax); !s.ok()) return s;

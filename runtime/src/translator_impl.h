@@ -20,6 +20,7 @@
 #include "thread_pool.h"
 #include "tokenizer.h"
 #include "transformer.h"
+#include "translator_bounds.h"
 
 #ifdef MTLITE_USE_XNNPACK
 #include <pthreadpool.h>
@@ -91,8 +92,8 @@ class TranslatorImpl : public detail::StepModel {
   float* out_align_ = nullptr;  // [B][NB][T][S]
   HypothesisView* hyp_views_ = nullptr;
   SentenceResultView* sent_views_ = nullptr;
-  uint8_t skip_[4096] = {};     // per sentence of the current call: nothing to translate
-  int max_len_[4096] = {};      // per sentence: generated-token cap
+  uint8_t skip_[detail::kMaxBatch] = {};  // per sentence of the current call: nothing to translate
+  int max_len_[detail::kMaxBatch] = {};   // per sentence: generated-token cap
   detail::ShortlistSelector shortlist_;
   int steps_ = 0;               // decoder steps of the current call
   int steps_cols_ = 0;          // logits columns of the current call

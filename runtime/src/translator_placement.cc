@@ -93,14 +93,27 @@ void Translator::operator delete(void* p) {
 
 void Translator::ImplDeleter::operator()(TranslatorImpl* impl) const { impl->~TranslatorImpl(); }
 
-Result<size_t> Translator::ArenaBytes(const Model& model, const TranslatorLimits& limits) {
+namespace {
+
+// The plan of `limits`, checked to fit size_t with the head in front (and Create's round-up).
+Result<ArenaPlan> MakePlan(const Model& model, const TranslatorLimits& limits) {
   auto plan = ArenaPlan::Make(model.data(), limits);
+  if (!plan.ok()) return plan.status();
+  if (!(detail::CheckedSize(kHeadBytes) + plan.value().total_bytes() + (kArenaAlign - 1)).ok())
+    return detail::ArenaTooLarge("the arena");
+  return plan;
+}
+
+}  // namespace
+
+Result<size_t> Translator::ArenaBytes(const Model& model, const TranslatorLimits& limits) {
+  auto plan = MakePlan(model, limits);
   if (!plan.ok()) return plan.status();
   return kHeadBytes + plan.value().total_bytes();
 }
 
 Result<ArenaPlanInfo> Translator::PlanArena(const Model& model, const TranslatorLimits& limits) {
-  auto plan = ArenaPlan::Make(model.data(), limits);
+  auto plan = MakePlan(model, limits);
   if (!plan.ok()) return plan.status();
   // The planned buffers follow the Translator's objects (the head): one more persistent buffer.
   ArenaPlanInfo info = plan.value().Describe();

@@ -1,7 +1,7 @@
 // The fork-join pool of the layers (runtime/src/thread_pool.h): every task runs exactly once, on
 // a valid thread, for any task count (including counts past one job's limit, split into
 // consecutive jobs) and thread count; jobs run back to back; and a thread stuck in a task never
-// holds up the tasks of its own range: the other threads take them.
+// holds up the tasks of its own range: the other threads take them (and are seen to).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -52,6 +52,19 @@ TEST(ThreadPool, ManyJobsBackToBack) {
   EXPECT_EQ(total, want);
 }
 
+// Inside a task: waits until `done` reaches `others` (the job's other tasks), for 10 s at most
+// (then counts a timeout).
+void WaitForOthers(const std::atomic<int>& done, int others, std::atomic<int>* timeouts) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (done.load() < others) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      timeouts->fetch_add(1);
+      return;
+    }
+    std::this_thread::yield();
+  }
+}
+
 // The first task a worker runs blocks until every other task of the job is done: the job can only
 // finish if the other threads take the rest of that worker's range. (If the caller ran every task
 // itself, no worker task blocks and the job finishes all the same.) A pool that left a range to
@@ -65,19 +78,52 @@ TEST(ThreadPool, AStuckThreadsTasksAreTakenByTheOthers) {
       std::atomic<int> done{0}, blocked{0}, timeouts{0};
       pool.ParallelFor(n, [&](int, int thread) {
         if (thread > 0 && blocked.exchange(1) == 0) {
-          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-          while (done.load() < n - 1) {
-            if (std::chrono::steady_clock::now() > deadline) {
-              timeouts.fetch_add(1);
-              break;
-            }
-            std::this_thread::yield();
-          }
+          WaitForOthers(done, n - 1, &timeouts);
         }
         done.fetch_add(1);
       });
       EXPECT_EQ(done.load(), n);
       EXPECT_EQ(timeouts.load(), 0) << threads << " threads, round " << round;
+    }
+  }
+}
+
+// The first task to start blocks its thread until every other task of the job is done. That
+// task is the front of its thread's own range (a thread claims from its own range first, and
+// steals only once that range is empty), so the rest of that range can only run if the other
+// threads steal it. Which thread ran each task is recorded: the blocked thread ran one task, and
+// the other 5 of its range ran elsewhere. A pool whose threads only ran their own ranges would
+// let the wait time out (10 s) and then run the range on its owner, which this counts.
+TEST(ThreadPool, TheOthersStealABlockedThreadsRange) {
+  for (int threads : {2, 3, 4}) {
+    ThreadPool pool;
+    ASSERT_TRUE(pool.Init(threads).ok());
+    for (int round = 0; round < 10; ++round) {
+      const int per_thread = 6, n = per_thread * threads;  // thread t owns [6t, 6t + 6)
+      std::vector<std::atomic<int>> ran_on(static_cast<size_t>(n));
+      for (auto& r : ran_on) r.store(-1);
+      std::atomic<int> done{0}, timeouts{0}, blocked{-1};
+      pool.ParallelFor(n, [&](int i, int thread) {
+        ran_on[size_t(i)].store(thread);
+        int none = -1;
+        if (blocked.compare_exchange_strong(none, thread)) {
+          WaitForOthers(done, n - 1, &timeouts);
+        }
+        done.fetch_add(1);
+      });
+      ASSERT_EQ(done.load(), n);
+      EXPECT_EQ(timeouts.load(), 0) << threads << " threads, round " << round;
+      const int b = blocked.load();
+      ASSERT_GE(b, 0);
+      int on_blocked = 0, stolen = 0;  // tasks the blocked thread ran; tasks of its range others ran
+      for (int i = 0; i < n; ++i) {
+        const int t = ran_on[size_t(i)].load();
+        ASSERT_GE(t, 0) << i;
+        on_blocked += t == b;
+        stolen += i / per_thread == b && t != b;
+      }
+      EXPECT_EQ(on_blocked, 1) << threads << " threads, round " << round << ", thread " << b << " blocked";
+      EXPECT_EQ(stolen, per_thread - 1) << threads << " threads, round " << round << ", thread " << b << " blocked";
     }
   }
 }

@@ -1,5 +1,6 @@
 /* mtlite — plain C API for embedding in apps. All functions return MTLITE_OK (0) or an
- * error code; mtlite_last_error() gives the message of the last failure on this thread.
+ * error code; mtlite_last_error() gives the message of the last failure on this thread. No
+ * function throws: running out of memory is MTLITE_RESOURCE_EXHAUSTED.
  * Results are views into the translator's arena, valid until its next translate call. */
 #ifndef MTLITE_H_
 #define MTLITE_H_

@@ -7,8 +7,10 @@
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "mtlite/mtlite.hpp"
+#include "translator_bounds.h"
 #include "unit/translator_test_util.h"
 
 namespace mtlite {
@@ -90,6 +92,29 @@ TEST(ArenaPlan, DemoArenaDroppedByAQuarter) {
   auto tr = Translator::Create(model, lim);
   ASSERT_TRUE(tr.ok());
   EXPECT_EQ(tr.value()->arena_bytes(), plan.value().total_bytes);
+}
+
+// One bound for the beam: the limits stop where the search and the loader stop
+// (model_damage_test: a model declaring default_beam = kMaxBeam + 1 is refused).
+TEST(ArenaPlan, MaxBeamStopsWhereTheSearchAndTheLoaderStop) {
+  auto model = LoadOrDie("int8");
+  ASSERT_TRUE(model);
+  EXPECT_LE(model->config().default_beam, detail::kMaxBeam);
+  TranslatorLimits lim;
+  lim.max_source_tokens = lim.max_target_tokens = 16;
+  lim.max_beam = detail::kMaxBeam;
+  auto tr = Translator::Create(model, lim);
+  ASSERT_TRUE(tr.ok()) << tr.status().ToString();
+  TranslateOptions opt;
+  opt.beam_size = detail::kMaxBeam;
+  std::vector<std::string> in = {"A dog."};
+  std::vector<TranslationResult> out;
+  const Status s = tr.value()->Translate(in, opt, &out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  lim.max_beam = detail::kMaxBeam + 1;
+  auto over = Translator::PlanArena(*model, lim);
+  EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(over.status().message().find("max_beam"), std::string::npos) << over.status().ToString();
 }
 
 TEST(ArenaPlan, InfoPrintsThePlanAsJson) {

@@ -15,6 +15,7 @@
 #include "model_test_helpers.h"
 #include "quantize.h"
 #include "safetensors.h"
+#include "translator_bounds.h"
 
 namespace mtlite {
 namespace {
@@ -69,6 +70,8 @@ const std::vector<RejectCase>& Cases() {
          t.values.resize(56);
        },
        {"model.decoder.layers.0.encoder_attn.k_proj.weight", "shape"}},
+      // a default beam no translator runs: refused here, not by the loader of the written file
+      {"num_beams_above_the_search", [](TinyHf* h) { h->generation["num_beams"] = detail::kMaxBeam + 1; }, {"num_beams"}},
       {"ffn_config_disagrees", [](TinyHf* h) { h->config["decoder_ffn_dim"] = 32; },
        {"model.decoder.layers.0.fc1.weight", "shape"}},
       {"nan_weight",

@@ -22,6 +22,7 @@
 #include "model_writer.h"
 #include "mtlite/mtlite.hpp"
 #include "mtlite_generated.h"
+#include "translator_bounds.h"
 
 namespace mtlite {
 namespace {
@@ -237,6 +238,17 @@ converter::TensorSpec* FindTensor(ModelSpec* s, const std::string& name) {
   throw std::runtime_error("no tensor " + name);
 }
 
+// An int8 embedding of 2^23 x 512 (both inside the loader's limits) with an empty buffer: its
+// BlockedN8K4 bytes are 2^32, which a 32-bit size_t wraps to 0, the size of the buffer. Committed
+// as a seed (tests/fuzz/seeds/model_load) that model_size_overflow_test loads on every target.
+void WeightBytesPast32Bits(ModelSpec* s) {
+  s->config.d_model = 512;
+  s->config.source_vocab_size = s->config.target_vocab_size = 1 << 23;
+  converter::TensorSpec* t = FindTensor(s, "model.shared.weight");
+  t->shape = {1 << 23, 512};
+  t->data.clear();
+}
+
 const std::vector<SpecCase>& SpecCases() {
   static const std::vector<SpecCase> cases = {
       {"huge_d_model", [](ModelSpec* s) { s->config.d_model = 1 << 30; }, "config.d_model"},
@@ -255,6 +267,9 @@ const std::vector<SpecCase>& SpecCases() {
       {"bad_word_out_of_range", [](ModelSpec* s) { s->config.bad_word_ids.push_back(1 << 20); }, "bad_word_ids"},
       {"nan_embed_scale", [](ModelSpec* s) { s->config.embed_scale = std::nanf(""); }, "embed_scale"},
       {"zero_beam", [](ModelSpec* s) { s->config.default_beam = 0; }, "default_beam"},
+      // a default beam no translator can run (TranslatorLimits.max_beam stops at the same bound)
+      {"beam_above_the_search", [](ModelSpec* s) { s->config.default_beam = detail::kMaxBeam + 1; }, "default_beam"},
+      {"int8_weight_bytes_past_32_bits", WeightBytesPast32Bits, "model.shared.weight"},
       {"shared_but_sizes_differ", [](ModelSpec* s) { s->config.target_vocab_size -= 1; }, "shared_embeddings"},
       {"positions_table_missing", [](ModelSpec* s) { s->config.positions_stored = true; }, "embed_positions"},
       {"missing_tensor",
@@ -530,6 +545,9 @@ std::vector<std::pair<std::string, AlignedBytes>> MakeSeeds() {
   AlignedBytes flipped = valid;
   flipped[flipped.size() - 100] ^= 0x04;
   seeds.push_back({"flipped_weight_bit.mtlite", flipped});
+  ModelSpec wraps = TinySpec();
+  WeightBytesPast32Bits(&wraps);
+  seeds.push_back({"regression-int8-weight-bytes-past-32-bits.mtlite", converter::SerializeModel(wraps)});
   return seeds;
 }
 

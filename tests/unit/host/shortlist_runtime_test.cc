@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <set>
 #include <string>
@@ -106,6 +107,57 @@ TEST_P(TranslatorTest, ShortlistKeepsGreedyOutputWhenItsTokensAreCandidates) {
     EXPECT_GE(restricted[i].hypotheses[0].score, full[i].hypotheses[0].score - 1e-4) << i;
     for (int32_t t : beam[i].hypotheses[0].ids) EXPECT_TRUE(ids.count(t)) << "token " << t << " is no candidate";
     EXPECT_TRUE(std::isfinite(beam[i].hypotheses[0].score));
+  }
+  const_cast<detail::ModelData&>(model->data()).shortlist = detail::ShortlistView();
+}
+
+// Forced decoding (ForcedLogits, which scoring is built on) reads every logits column in token
+// order, also after a translate call with the shortlist on the same translator. The output
+// projection used to keep that call's candidate blocks: the logits came back in block order over
+// a fraction of the vocabulary (a reference score of -1.41 read as -58.5).
+TEST_P(TranslatorTest, ForcedLogitsAfterAShortlistCallAreTheFullVocabulary) {
+  auto model = LoadOrDie(GetParam());
+  ASSERT_TRUE(model);
+  const auto lines = DevLines(2);
+  const auto full = TranslateAll(model, lines, 1, false);
+  const int V = model->config().target_vocab_size;
+  TestShortlist sl;
+  std::set<int32_t> ids = {model->config().eos_id};
+  for (const auto& r : full) ids.insert(r.hypotheses[0].ids.begin(), r.hypotheses[0].ids.end());
+  std::mt19937 rng(5);
+  for (int i = 0; i < 20; ++i) ids.insert(int32_t(rng() % uint32_t(V)));
+  sl.frequent.assign(ids.begin(), ids.end());
+  sl.Install(*model);
+  TranslatorLimits lim;
+  lim.max_batch = int(lines.size());
+  lim.max_beam = 4;
+  std::vector<int32_t> src;
+  ASSERT_TRUE(EncodeSource(*model, lines[0], &src).ok());
+  const std::vector<int32_t>& tgt = full[0].hypotheses[0].ids;
+  const int tgt_len = int(tgt.size());
+  ASSERT_GT(tgt_len, 0);
+  auto forced = [&](Translator& tr) {
+    std::vector<float> logits(size_t(tgt_len) * size_t(V));
+    const Status s = tr.ForcedLogits(src.data(), int(src.size()), tgt.data(), tgt_len, logits.data());
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return logits;
+  };
+  auto fresh = Translator::Create(model, lim);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  const std::vector<float> want = forced(*fresh.value());
+  auto used = Translator::Create(model, lim);
+  ASSERT_TRUE(used.ok());
+  for (int beam : {1, 4}) {
+    TranslateOptions opt;
+    opt.beam_size = beam;
+    opt.use_shortlist = true;
+    std::vector<TranslationResult> out;
+    const Status s = used.value()->Translate(lines, opt, &out);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const std::vector<float> got = forced(*used.value());
+    size_t differ = 0;
+    for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &want[i], sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0u) << "beam " << beam << ": " << differ << " of " << got.size() << " logits differ";
   }
   const_cast<detail::ModelData&>(model->data()).shortlist = detail::ShortlistView();
 }

@@ -453,8 +453,7 @@ Status ConvertInput(const std::string& input, const ConvertOptions& options, Ali
   MTLITE_RETURN_IF_ERROR(SpecToBytes(spec, out, report));
   if (!lex.empty()) {
     inputs->lex = lex;
-    Status s = BuildInLex(lex, out);
-    if (!s.ok()) return Status(s.code(), lex + ": " + s.message());
+    MTLITE_RETURN_IF_ERROR(BuildInLex(lex, out));
     report->file_bytes = out->size();
     auto loaded = Model::FromBuffer(out->data(), out->size(), LoadOptions{false});
     if (loaded.ok()) report->size_profile = loaded.value()->SizeProfile();

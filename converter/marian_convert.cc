@@ -297,7 +297,8 @@ Status FindFolderFiles(const std::string& dir, const ConvertOptions& options, st
     }
   }
   if (models.size() != 1) {
-    return BadArg(dir + ": " + (models.empty() ? std::string("no model file (*.npz, model*.bin, *.intgemm*.bin)")
+    return BadArg(dir + ": " + (models.empty() ? std::string("neither an HF directory (no config.json) nor a Marian model folder "
+                                                             "(no model file: *.npz, model*.bin, *.intgemm*.bin)")
                                                : "more than one model file (" + List(models) + "): convert one of them with --vocab"));
   }
   *model = path(models[0]);

@@ -447,6 +447,7 @@ Status ConvertInput(const std::string& input, const ConvertOptions& options, Ali
     spec.extra.push_back({"semantics", SemanticsName(inputs->semantics)});
     return SpecToBytes(spec, out, report);
   }
+  if (!dir && !FileExists(input)) return Status(StatusCode::kIoError, input + ": no such file or directory");
   ConvertOptions o = options;
   std::string model = input, lex;
   if (dir) MTLITE_RETURN_IF_ERROR(FindFolderFiles(input, options, &model, &o.vocabs, &lex));

@@ -10,6 +10,7 @@ greedily:
     lines identical on each set; every other line is a runaway output (repeating until a length
     cap) that the two cut at different lengths (Bergamot: 3 x source tokens; mtlite: 256 tokens),
     so one output is a prefix of the other;
+  * the HF checkpoint converted with `--semantics marian` translates exactly as its Marian export;
   * int8 (the intgemm8 file converted with its int8 values as they are) against Bergamot's
     int8shiftAll (tatoeba.dev): the agreement is printed, and must stay above a floor that a
     wrong layout or scale would not reach (the int8 GEMMs round differently: Bergamot quantizes
@@ -56,9 +57,10 @@ class MarianConvertAgainstBergamot(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def convert(self, model, quantize):
-        out = os.path.join(self.tmp, f"{model}.{quantize}.mtlite")
-        r = subprocess.run([mtlite_bin(), "convert", os.path.join(self.dir, model), "--vocab", self.vocab,
+    def convert(self, model, quantize, args=None):
+        out = os.path.join(self.tmp, f"{os.path.basename(model)}.{quantize}.mtlite")
+        args = args if args is not None else ["--vocab", self.vocab]
+        r = subprocess.run([mtlite_bin(), "convert", os.path.join(self.dir, model), *args,
                             "--quantize", quantize, "-o", out], capture_output=True, text=True, timeout=600)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("semantics: marian", r.stdout)
@@ -84,10 +86,12 @@ class MarianConvertAgainstBergamot(unittest.TestCase):
     def test_float32_equals_bergamot(self):
         from_bin = self.convert("model.bin", "fp32")
         from_npz = self.convert("model.npz", "fp32")
+        from_hf = self.convert(DEMO_HF, "fp32", ["--semantics", "marian"])
         for s in SETS:
             lines = self.src[s]
             got = self.mtlite(from_bin, lines)
             self.assertEqual(self.mtlite(from_npz, lines), got, f"{s}: .npz and .bin conversions differ")
+            self.assertEqual(self.mtlite(from_hf, lines), got, f"{s}: the HF checkpoint with --semantics marian differs")
             ref = self.bergamot("model.bin", lines, "float32")
             diff = [(i, a, b) for i, (a, b) in enumerate(zip(ref, got)) if a != b]
             same = len(lines) - len(diff)

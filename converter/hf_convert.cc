@@ -382,11 +382,11 @@ Status ConvertTensors(const Safetensors& st, Quantization q, ModelSpec* spec, Co
   }
 
   // Positions: nothing stored when both tables (or their absence) are Marian's sinusoid
-  // (within layout::kSinusoidTolerance); otherwise both are stored, a missing one as the sinusoid.
+  // (within layout::kSinusoidTolerance) and the caller did not preset positions_stored; otherwise
+  // both are stored, a missing one as the sinusoid.
   const int P = c.max_positions;
   const char* const pos_names[2] = {layout::kEncoderPositions, layout::kDecoderPositions};
   std::vector<float> tables[2];
-  c.positions_stored = false;
   for (int side = 0; side < 2; ++side) {
     if (!tc.Has(pos_names[side])) continue;
     MTLITE_RETURN_IF_ERROR(tc.Read({pos_names[side]}, {{P, d}}, &tables[side]));
@@ -465,7 +465,12 @@ bool ParseQuantization(const std::string& s, Quantization* q) {
   return true;
 }
 
-Status ConvertHfDir(const std::string& dir, Quantization q, ModelSpec* spec, ConversionReport* report) {
+Status ConvertHfTensors(const Safetensors& st, Quantization q, ModelSpec* spec, ConversionReport* report) {
+  return ConvertTensors(st, q, spec, report);
+}
+
+Status ConvertHfDir(const std::string& dir, Quantization q, ModelSpec* spec, ConversionReport* report,
+                    const HfTensorHook& hook) {
   *spec = ModelSpec();
   *report = ConversionReport();
   JsonFile cfg, gen, tok;
@@ -483,6 +488,7 @@ Status ConvertHfDir(const std::string& dir, Quantization q, ModelSpec* spec, Con
   Safetensors st;
   MTLITE_RETURN_IF_ERROR(Safetensors::Open(st_path, &st));
   report->safetensors_bytes = st.bytes().size();
+  if (hook) MTLITE_RETURN_IF_ERROR(hook(&spec->config, &st));
   MTLITE_RETURN_IF_ERROR(ConvertTensors(st, q, spec, report));
 
   char hash[64];
@@ -502,6 +508,10 @@ Status ConvertHfDir(const std::string& dir, Quantization q, ModelSpec* spec, Con
 Status ConvertToBytes(const std::string& hf_dir, Quantization q, AlignedBytes* out, ConversionReport* report) {
   ModelSpec spec;
   MTLITE_RETURN_IF_ERROR(ConvertHfDir(hf_dir, q, &spec, report));
+  return SpecToBytes(spec, out, report);
+}
+
+Status SpecToBytes(const ModelSpec& spec, AlignedBytes* out, ConversionReport* report) {
   *out = SerializeModel(spec);
   auto loaded = Model::FromBuffer(out->data(), out->size(), LoadOptions{/*verify_checksums=*/true});
   if (!loaded.ok()) return Status(loaded.status().code(), "converted model rejected by the runtime: " + loaded.status().message());

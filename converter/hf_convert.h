@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,15 +34,31 @@ struct TensorReport {
 struct ConversionReport {
   std::vector<TensorReport> tensors;
   std::vector<std::string> warnings;
-  uint64_t safetensors_bytes = 0;
+  uint64_t safetensors_bytes = 0;          // bytes of the checkpoint file
+  std::string source_file = "model.safetensors";  // its name
   uint64_t file_bytes = 0;                  // filled by ConvertToBytes
   std::vector<SizeComponent> size_profile;  // filled by ConvertToBytes (Model::SizeProfile)
 };
 
+class Safetensors;
+
+// Called after config.json and the tokenizer are read and before the tensors are converted: may
+// edit the config and replace the checkpoint (marian_convert.h: Marian's semantics).
+using HfTensorHook = std::function<Status(ModelConfig* config, Safetensors* checkpoint)>;
+
 // Reads and validates the HF directory (config.json, model.safetensors, source.spm,
 // target.spm, vocab.json, optional target_vocab.json / tokenizer_config.json /
 // generation_config.json). Every rejection names the file and field or tensor.
-Status ConvertHfDir(const std::string& hf_dir, Quantization q, ModelSpec* spec, ConversionReport* report);
+Status ConvertHfDir(const std::string& hf_dir, Quantization q, ModelSpec* spec, ConversionReport* report,
+                    const HfTensorHook& hook = {});
+
+// The tensors of a checkpoint in HF MarianMT names -> spec->tensors, for spec->config (filled by
+// the caller; positions_stored preset to true stores both position tables even when they are the
+// sinusoid the runtime computes).
+Status ConvertHfTensors(const Safetensors& st, Quantization q, ModelSpec* spec, ConversionReport* report);
+
+// SerializeModel + the self-check of ConvertToBytes; fills report->file_bytes and size_profile.
+Status SpecToBytes(const ModelSpec& spec, AlignedBytes* out, ConversionReport* report);
 
 // ConvertHfDir + SerializeModel + a self-check: the bytes must load with Model::FromBuffer
 // (checksums verified), so the converter never writes a file the runtime rejects.

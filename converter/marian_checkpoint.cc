@@ -401,6 +401,7 @@ Status MarianToHfTensors(const MarianCheckpoint& c, std::map<std::string, HfTens
     const MarianTensor* t = get(from);
     if (!t) return Status(StatusCode::kInvalidArgument, "Marian checkpoint lacks " + from);
     HfTensor h;
+    h.quant_mult = t->quant_mult;
     if (transpose) {
       if (t->shape.size() != 2) return Status(StatusCode::kInvalidArgument, from + " is not 2-D");
       const size_t r = size_t(t->shape[0]), k = size_t(t->shape[1]);

@@ -86,6 +86,7 @@ Status ParseMarianCheckpoint(const std::string& bytes, const std::string& name, 
 struct HfTensor {
   std::vector<int64_t> shape;
   std::vector<float> values;
+  float quant_mult = 0;  // the Marian item's intgemm8 multiplier (values = q / quant_mult); 0: float32
 };
 Status MarianToHfTensors(const MarianCheckpoint& ckpt, std::map<std::string, HfTensor>* out);
 

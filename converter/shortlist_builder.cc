@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "io.h"
+#include "lex_binary.h"
 #include "kernels.h"
 #include "marian_layout.h"
 #include "model_data.h"
@@ -81,9 +82,7 @@ Status LineError(const std::string& path, uint64_t line, const Status& s) {
 // Reads the file at `path` and calls f(line) -> Status for each line (ForEachLine) until one
 // fails; that error comes back prefixed with "path:line: ".
 template <class F>
-Status ForEachFileLine(const std::string& path, F&& f) {
-  std::string text;
-  MTLITE_RETURN_IF_ERROR(ReadFile(path, &text));
+Status ForEachLineOf(const std::string& path, const std::string& text, F&& f) {
   uint64_t line_no = 0;
   Status error;
   ForEachLine(text, [&](std::string_view line) {
@@ -92,6 +91,13 @@ Status ForEachFileLine(const std::string& path, F&& f) {
     if (Status st = f(line); !st.ok()) error = LineError(path, line_no, st);
   });
   return error;
+}
+
+template <class F>
+Status ForEachFileLine(const std::string& path, F&& f) {
+  std::string text;
+  MTLITE_RETURN_IF_ERROR(ReadFile(path, &text));
+  return ForEachLineOf(path, text, f);
 }
 
 // Sorted distinct ids of a sentence, without the ids the model never generates (`banned`).
@@ -412,7 +418,31 @@ Status ImportLexShortlist(const Model& model, const std::string& lex_path,
   };
   std::vector<Entry> entries;
   uint64_t line_no = 0;
-  MTLITE_RETURN_IF_ERROR(ForEachFileLine(lex_path, [&](std::string_view line) {
+  std::string lex;
+  MTLITE_RETURN_IF_ERROR(ReadFile(lex_path, &lex));
+  if (IsBinaryLex(lex)) {  // ids, not pieces; every listed target counts as probability 1
+    BinaryLex b;
+    MTLITE_RETURN_IF_ERROR(ParseBinaryLex(lex, lex_path, &b));
+    lex = std::string();
+    if (b.offsets.size() - 1 > size_t(v.source_size)) {
+      return Status(StatusCode::kInvalidArgument, lex_path + ": binary lexical shortlist for " + std::to_string(b.offsets.size() - 1) +
+                                                      " source ids; the model has " + std::to_string(v.source_size));
+    }
+    report->lex_binary = true;
+    report->lex_first_num = b.first_num;
+    report->lex_best_num = b.best_num;
+    for (size_t s = 0; s + 1 < b.offsets.size(); ++s) {
+      for (uint64_t j = b.offsets[s]; j < b.offsets[s + 1]; ++j) {
+        ++report->lex_entries;
+        if (b.targets[j] >= uint32_t(v.target_size)) {
+          ++report->lex_unknown_target;
+          continue;
+        }
+        entries.push_back({int32_t(s), int32_t(b.targets[j]), 1.0f, j});
+      }
+    }
+  }
+  if (!report->lex_binary) MTLITE_RETURN_IF_ERROR(ForEachLineOf(lex_path, lex, [&](std::string_view line) {
     ++line_no;
     std::string_view field[4];
     int n = 0;

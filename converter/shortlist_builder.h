@@ -53,6 +53,10 @@ struct ShortlistReport {
   uint64_t lex_unknown_source = 0;   // source piece not in the source vocabulary (skipped)
   uint64_t lex_unknown_target = 0;   // target piece not in the target vocabulary (skipped)
   uint64_t lex_not_positive = 0;     // PROB <= 0 (dropped, as Marian's threshold 0 does)
+  // Marian's binary lex (lex_binary.h): entries = listed (source, target) ids, unknown target = an
+  // id outside the target vocabulary; firstNum and bestNum of its header.
+  bool lex_binary = false;
+  uint64_t lex_first_num = 0, lex_best_num = 0;
   std::string frequent_rule;         // how `frequent` was chosen
   // Result.
   uint64_t sources_with_targets = 0, total_targets = 0;
@@ -66,7 +70,9 @@ Status BuildCorpusShortlist(const Model& model, const std::vector<std::string>& 
                             const std::vector<std::string>& target_paths, const ShortlistOptions& options,
                             ShortlistSpec* out, ShortlistReport* report);
 
-// Imports Marian's lex.s2t: one entry per line, "TARGET SOURCE PROB" separated by spaces or tabs
+// Imports Marian's lex.s2t, or its binary form (lex_binary.h, told apart by content: source id ->
+// target ids, each counted as probability 1, so ties keep the lower ids; Marian's firstNum is
+// reported, `frequent` is chosen as below). The text form: one entry per line, "TARGET SOURCE PROB" separated by spaces or tabs
 // (what marian-dev src/data/shortlist.h LexicalShortlistGenerator::load reads: `in >> trg >> src
 // >> prob`; entries with a NULL side are skipped; a repeated (source, target) pair keeps its last
 // probability; prune() keeps, per source, the best `bestNum` with PROB > threshold 0). Tokens are

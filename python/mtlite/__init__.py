@@ -575,16 +575,32 @@ def _strip_newline(line: Text) -> Text:
     return line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith("\n") else line
 
 
-def convert(hf_dir: PathLike, out_path: PathLike, quantize: str = "int8") -> Dict[str, Any]:
-    """Converts a HuggingFace MarianMT checkpoint directory (config.json, model.safetensors,
-    source.spm, target.spm, vocab.json, ...) into one `.mtlite` file, written atomically.
+def convert(src: PathLike, out_path: PathLike, quantize: str = "int8", vocab: Optional[Sequence[PathLike]] = None,
+            semantics: Optional[str] = None) -> Dict[str, Any]:
+    """Converts a model into one `.mtlite` file, written atomically (as `mtlite convert`). src:
 
-    quantize: "int8" (per-output-channel weights), "fp16" or "fp32". Returns {"path",
-    "quantize", "file_bytes", "safetensors_bytes", "warnings"}. Raises InvalidModelError (the
-    message names the file and field or tensor) or IoError. Only in host builds (the converter
-    is a host tool): elsewhere raises UnsupportedError."""
+      * a HuggingFace MarianMT checkpoint directory (config.json, model.safetensors, source.spm,
+        target.spm, vocab.json, ...);
+      * a Marian model file (.npz, or Marian .bin: float32 or intgemm8) with `vocab`: one .spm
+        (shared) or source and target .spm, optionally with Marian's .yml vocabulary (its ids);
+      * a folder as OPUS-MT / Firefox Translations ship models (model file, vocabularies, an
+        optional lex.* shortlist, which is built in).
+
+    quantize: "int8" (per-output-channel weights; intgemm8 weights keep their own int8 values),
+    "fp16" or "fp32". semantics: "marian" (Marian's layer-norm eps, sinusoid and zero start
+    vector; the default for Marian input) or "hf" (as the transformers port computes; the default
+    for HF directories); see docs/marian.md. Returns {"path", "quantize", "file_bytes",
+    "safetensors_bytes" (bytes of the checkpoint file), "kind" ("hf" or "marian"), "semantics",
+    "vocab", "lex", "warnings"}. Raises InvalidModelError / InvalidArgumentError /
+    UnsupportedError (the message names the file and field, tensor or option) or IoError. Only in
+    host builds (the converter is a host tool): elsewhere raises UnsupportedError."""
     if not _mtlite.HAS_CONVERTER:
         raise UnsupportedError("this build of mtlite has no converter (it is a host tool)")
     if quantize not in ("int8", "fp16", "fp32"):
         raise InvalidArgumentError(f"quantize must be 'int8', 'fp16' or 'fp32', got {quantize!r}")
-    return _mtlite.convert(os.fspath(hf_dir), os.fspath(out_path), quantize)
+    if semantics not in (None, "marian", "hf"):
+        raise InvalidArgumentError(f"semantics must be 'marian' or 'hf', got {semantics!r}")
+    if isinstance(vocab, (str, bytes, os.PathLike)):
+        vocab = [vocab]
+    vocabs = [os.fspath(v) for v in (vocab or [])]
+    return _mtlite.convert(os.fspath(src), os.fspath(out_path), quantize, vocabs, semantics or "")

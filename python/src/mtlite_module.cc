@@ -3,7 +3,7 @@
 //   _Model(path, verify_checksums)            shared, memory-mapped model
 //   _Translator(model, limits...)             one arena; calls are serialised by a mutex
 //   _Stream (from _Translator.stream)         one streamed translation on a worker thread
-//   convert(hf_dir, out_path, quantize)       the host converter
+//   convert(src, out_path, quantize, vocab, semantics)  the host converter
 // Every call that runs the model releases the GIL, so two Python threads with two translators
 // translate in parallel. Runtime errors (mtlite::Status) become the exception classes below,
 // carrying the runtime's message. Records (limits, plans, profiles) become dicts in records.cc.
@@ -34,6 +34,7 @@
 
 #ifdef MTLITE_PY_HAS_CONVERTER
 #include "hf_convert.h"
+#include "marian_convert.h"
 #include "io.h"
 #endif
 
@@ -542,24 +543,33 @@ class PyStream {
 };
 
 #ifdef MTLITE_PY_HAS_CONVERTER
-py::dict Convert(const std::string& hf_dir, const std::string& out_path, const std::string& quantize) {
-  converter::Quantization q;
-  if (!converter::ParseQuantization(quantize, &q))
+py::dict Convert(const std::string& src, const std::string& out_path, const std::string& quantize,
+                 const std::vector<std::string>& vocab, const std::string& semantics) {
+  converter::ConvertOptions o;
+  if (!converter::ParseQuantization(quantize, &o.quantize))
     Throw(Status(StatusCode::kInvalidArgument, "quantize must be int8, fp16 or fp32 (got '" + quantize + "')"));
+  if (!semantics.empty() && !converter::ParseSemantics(semantics, &o.semantics))
+    Throw(Status(StatusCode::kInvalidArgument, "semantics must be 'marian' or 'hf' (got '" + semantics + "')"));
+  o.vocabs = vocab;
   converter::ConversionReport report;
+  converter::ConvertInputs inputs;
   Status s;
   {
     py::gil_scoped_release nogil;
     converter::AlignedBytes bytes;
-    s = converter::ConvertToBytes(hf_dir, q, &bytes, &report);
+    s = converter::ConvertInput(src, o, &bytes, &report, &inputs);
     if (s.ok()) s = converter::WriteFileAtomic(out_path, bytes.data(), bytes.size());
   }
   Check(s);
   py::dict d;
   d["path"] = out_path;
-  d["quantize"] = converter::QuantizationName(q);
+  d["quantize"] = converter::QuantizationName(o.quantize);
   d["file_bytes"] = report.file_bytes;
   d["safetensors_bytes"] = report.safetensors_bytes;
+  d["kind"] = inputs.kind;
+  d["semantics"] = converter::SemanticsName(inputs.semantics);
+  d["vocab"] = inputs.vocabs;
+  d["lex"] = inputs.lex;
   d["warnings"] = report.warnings;
   return d;
 }
@@ -650,7 +660,8 @@ PYBIND11_MODULE(_mtlite, m) {
       .def("close", &PyStream::Close);
 
 #ifdef MTLITE_PY_HAS_CONVERTER
-  m.def("convert", &Convert, py::arg("hf_dir"), py::arg("out_path"), py::arg("quantize"));
+  m.def("convert", &Convert, py::arg("src"), py::arg("out_path"), py::arg("quantize"), py::arg("vocab"),
+        py::arg("semantics"));
   m.attr("HAS_CONVERTER") = true;
 #else
   m.attr("HAS_CONVERTER") = false;

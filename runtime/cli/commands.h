@@ -19,8 +19,10 @@ namespace cli {
 
 // mtlite convert HF_DIR -o MODEL [--quantize int8|fp16|fp32] [--quiet]
 struct ConvertArgs {
-  std::string hf_dir, output;
+  std::string input, output;          // input: HF directory, Marian folder or Marian model file
   std::string quantize = "int8";
+  std::vector<std::string> vocabs;    // --vocab, repeatable (Marian models)
+  std::string semantics;              // "", "marian", "hf"
   bool quiet = false;
 };
 ParseResult ParseConvertArgs(int argc, const char* const* argv, ConvertArgs* out);

@@ -1,4 +1,5 @@
-// `mtlite convert HF_DIR -o MODEL [--quantize int8|fp16|fp32] [--quiet]`
+// `mtlite convert INPUT [--vocab V.spm|V.yml ...] -o MODEL [--quantize int8|fp16|fp32]
+//                 [--semantics marian|hf] [--quiet]`
 // The parser is in every build; the conversion itself only where the converter (a host tool)
 // is built.
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include "marian_layout.h"
 #ifdef MTLITE_HAS_CONVERTER
 #include "hf_convert.h"
+#include "marian_convert.h"
 #include "io.h"
 #endif
 
@@ -17,15 +19,33 @@ namespace cli {
 
 // `mtlite convert --help`: what the command does.
 constexpr char kSummary[] =
-    "Converts a HuggingFace MarianMT checkpoint directory (config.json, model.safetensors,\n"
-    "source.spm, target.spm, vocab.json) into one .mtlite file and prints a report: every\n"
-    "tensor with its encoding error, then the file's size profile.";
+    "Converts a model into one .mtlite file and prints a report: every tensor with its encoding\n"
+    "error, then the file's size profile. INPUT is one of\n"
+    "  a HuggingFace MarianMT directory (config.json, model.safetensors, source.spm, target.spm,\n"
+    "    vocab.json);\n"
+    "  a Marian model file (.npz, or Marian .bin: float32 or intgemm8, told apart by content) with\n"
+    "    --vocab: one .spm (shared) or source and target .spm, optionally Marian's .yml vocabulary\n"
+    "    (then the ids are the YAML's);\n"
+    "  a folder as OPUS-MT and Firefox Translations ship models: one model file, its vocabularies\n"
+    "    (vocab.*.spm, srcvocab/trgvocab *.spm, or source.spm/target.spm with *vocab.yml) and\n"
+    "    optionally a lex.* shortlist, which is built in.\n"
+    "Marian models keep Marian's semantics (layer-norm eps 1e-6, Marian's sinusoid, a zero first\n"
+    "decoder input); intgemm8 weights keep their int8 values with --quantize int8 (docs/marian.md).";
 
 ParseResult ParseConvertArgs(int argc, const char* const* argv, ConvertArgs* a) {
   ArgParser p("mtlite convert", kSummary);
-  p.Positional("HF_DIR", &a->hf_dir, "the checkpoint directory");
+  p.Positional("INPUT", &a->input, "HF directory, Marian model file or Marian model folder");
   p.String("-o,--output", "MODEL", &a->output, "the .mtlite file to write").Required();
   p.Choice("--quantize", {"int8", "fp16", "fp32"}, &a->quantize, "weight type of the model file");
+  p.Custom("--vocab", "FILE",
+           [a](const std::string& v) {
+             if (v.empty()) return std::string("must not be empty");
+             a->vocabs.push_back(v);
+             return std::string();
+           },
+           "a Marian model's vocabulary, .spm or .yml (repeatable: source, then target)");
+  p.Choice("--semantics", {"marian", "hf"}, &a->semantics,
+           "compute as Marian or as the transformers port (default: marian for Marian models, hf for HF)");
   p.Flag("-q,--quiet", &a->quiet, "no report (warnings are still printed)");
   return p.Parse(argc, argv);
 }
@@ -39,7 +59,16 @@ std::string Shape(const std::vector<int64_t>& s) {
   return out;
 }
 
-void PrintReport(const converter::ConversionReport& r, const std::string& out_path, const char* quant) {
+void PrintReport(const converter::ConversionReport& r, const converter::ConvertInputs& in, const std::string& out_path,
+                 const char* quant) {
+  if (in.kind == "marian") {
+    std::string vocabs;
+    for (const std::string& v : in.vocabs) vocabs += (vocabs.empty() ? "" : ", ") + v;
+    std::printf("Marian model %s, vocabularies %s%s%s\n", in.model.c_str(), vocabs.c_str(),
+                in.lex.empty() ? "" : ", shortlist ", in.lex.c_str());
+  }
+  std::printf("semantics: %s%s\n", converter::SemanticsName(in.semantics),
+              in.intgemm8_as_is ? "; intgemm8 weights stored as in the file" : "");
   std::printf("%-56s %-5s %-10s %10s %12s %12s\n", "tensor", "dtype", "shape", "bytes", "max_abs_err", "rel_rms_err");
   for (const auto& t : r.tensors) {
     std::printf("%-56s %-5s %-10s %10llu", t.name.c_str(), layout::DTypeName(t.dtype), Shape(t.shape).c_str(),
@@ -48,8 +77,9 @@ void PrintReport(const converter::ConversionReport& r, const std::string& out_pa
     std::printf("\n");
   }
   PrintSizeTable(r.size_profile, r.file_bytes);
-  std::printf("\n%s (%s): %llu bytes = %.2f%% of model.safetensors (%llu bytes)\n", out_path.c_str(), quant,
+  std::printf("\n%s (%s): %llu bytes = %.2f%% of %s (%llu bytes)\n", out_path.c_str(), quant,
               static_cast<unsigned long long>(r.file_bytes), 100.0 * double(r.file_bytes) / double(r.safetensors_bytes),
+              r.source_file.c_str(),
               static_cast<unsigned long long>(r.safetensors_bytes));
 }
 
@@ -65,16 +95,21 @@ int ConvertMain(int argc, char** argv) {
                  a.quantize.c_str());
     return 2;
   }
+  converter::ConvertOptions options;
+  options.quantize = q;
+  options.vocabs = a.vocabs;
+  if (!a.semantics.empty()) converter::ParseSemantics(a.semantics, &options.semantics);  // the parser checked it
   converter::AlignedBytes bytes;
   converter::ConversionReport report;
-  Status s = converter::ConvertToBytes(a.hf_dir, q, &bytes, &report);
+  converter::ConvertInputs inputs;
+  Status s = converter::ConvertInput(a.input, options, &bytes, &report, &inputs);
   if (s.ok()) s = converter::WriteFileAtomic(a.output, bytes.data(), bytes.size());
   if (!s.ok()) {
     std::fprintf(stderr, "mtlite convert: %s\n", s.ToString().c_str());
     return 1;
   }
   for (const std::string& w : report.warnings) std::fprintf(stderr, "mtlite convert: warning: %s\n", w.c_str());
-  if (!a.quiet) PrintReport(report, a.output, converter::QuantizationName(q));
+  if (!a.quiet) PrintReport(report, inputs, a.output, converter::QuantizationName(q));
   return 0;
 }
 

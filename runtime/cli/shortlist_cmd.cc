@@ -25,7 +25,8 @@ constexpr char kSummary[] =
     "a reordered file is format version 2). Built from parallel text tokenized with the model's\n"
     "tokenizers (per source token, the top-k target tokens by co-occurrence: Dice 2c(s,t)/(c(s)+c(t))\n"
     "or p(t|s) = c(s,t)/c(s) over sentence pairs), or imported from Marian's lex.s2t text format\n"
-    "(\"TARGET SOURCE PROB\" per line); plus the N most frequent target tokens, always allowed.";
+    "(\"TARGET SOURCE PROB\" per line) or its binary form (lex.*.s2t.bin, vocabulary ids: for\n"
+    "models converted from Marian checkpoints); plus the N most frequent target tokens, always allowed.";
 
 ParseResult ParseShortlistArgs(int argc, const char* const* argv, ShortlistArgs* a) {
   ArgParser p("mtlite shortlist", kSummary);
@@ -43,7 +44,7 @@ ParseResult ParseShortlistArgs(int argc, const char* const* argv, ShortlistArgs*
            "source side of a parallel text, one sentence per line (repeatable; paired with the --target of the same rank)");
   p.Custom("--target", "FILE", append_to(&a->targets),
            "target side, line N translating line N of its --source (repeatable); with --lex: text for --frequent");
-  p.String("--lex", "FILE", &a->lex, "import Marian's lex.s2t (TARGET SOURCE PROB per line) instead of counting");
+  p.String("--lex", "FILE", &a->lex, "import Marian's lex.s2t (TARGET SOURCE PROB per line) or binary lex.*.s2t.bin instead of counting");
   p.Int("--top-k", "K", 0, 10000000, &a->top_k, "target tokens kept per source token");
   p.Int("--frequent", "N", 0, 10000000, &a->frequent,
         "most frequent target tokens, always allowed (with --lex and no --target: highest target spm unigram scores)");
@@ -73,6 +74,10 @@ void PrintReport(const ShortlistArgs& a, const converter::ShortlistReport& r, co
     std::printf("read %" PRIu64 " sentence pairs (%" PRIu64 " skipped: a side without tokens), %" PRIu64
                 " source and %" PRIu64 " target tokens\n",
                 r.pairs, r.skipped_pairs, r.source_tokens, r.target_tokens);
+  } else if (r.lex_binary) {
+    std::printf("read %" PRIu64 " binary lex entries (firstNum %" PRIu64 ", bestNum %" PRIu64 "): %" PRIu64
+                " with a target id outside the vocabulary (skipped)\n",
+                r.lex_entries, r.lex_first_num, r.lex_best_num, r.lex_unknown_target);
   } else {
     std::printf("read %" PRIu64 " lex entries: %" PRIu64 " with NULL, %" PRIu64 " unknown source and %" PRIu64
                 " unknown target pieces (skipped), %" PRIu64 " with PROB <= 0 (dropped)\n",

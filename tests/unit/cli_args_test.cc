@@ -228,7 +228,9 @@ TEST(ArgParser, ParseIntIsStrict) {
 TEST(ConvertArgs, Parses) {
   ConvertArgs a;
   ASSERT_TRUE(ParseWith(ParseConvertArgs, {"hf", "-o", "m.mtlite"}, &a).ok());
-  EXPECT_EQ(a.hf_dir, "hf");
+  EXPECT_EQ(a.input, "hf");
+  EXPECT_TRUE(a.vocabs.empty());
+  EXPECT_EQ(a.semantics, "");
   EXPECT_EQ(a.output, "m.mtlite");
   EXPECT_EQ(a.quantize, "int8");
   EXPECT_FALSE(a.quiet);
@@ -236,13 +238,18 @@ TEST(ConvertArgs, Parses) {
   ASSERT_TRUE(ParseWith(ParseConvertArgs, {"--quantize", "fp16", "--output", "x", "-q", "hf"}, &a).ok());
   EXPECT_EQ(a.quantize, "fp16");
   EXPECT_TRUE(a.quiet);
+  a = ConvertArgs();
+  ASSERT_TRUE(ParseWith(ParseConvertArgs, {"m.npz", "--vocab", "s.spm", "--vocab", "t.spm", "-o", "x", "--semantics", "hf"}, &a).ok());
+  EXPECT_EQ(a.vocabs, (std::vector<std::string>{"s.spm", "t.spm"}));
+  EXPECT_EQ(a.semantics, "hf");
+  EXPECT_ERROR(ParseWith(ParseConvertArgs, {"m.npz", "-o", "x", "--semantics", "fairseq"}, &a), "marian|hf");
 }
 
 TEST(ConvertArgs, Rejects) {
   ConvertArgs a;
   EXPECT_ERROR(ParseWith(ParseConvertArgs, {}, &a), "-o MODEL is required");
   EXPECT_ERROR(ParseWith(ParseConvertArgs, {"hf"}, &a), "-o MODEL is required");
-  EXPECT_ERROR(ParseWith(ParseConvertArgs, {"-o", "x"}, &a), "missing HF_DIR");
+  EXPECT_ERROR(ParseWith(ParseConvertArgs, {"-o", "x"}, &a), "missing INPUT");
   EXPECT_ERROR(ParseWith(ParseConvertArgs, {"hf", "-o"}, &a), "-o needs a value");
   EXPECT_ERROR(ParseWith(ParseConvertArgs, {"hf", "-o", "x", "--quantize", "int4"}, &a), "int8|fp16|fp32");
   EXPECT_ERROR(ParseWith(ParseConvertArgs, {"hf", "-o", "x", "--quantize"}, &a), "--quantize needs a value");

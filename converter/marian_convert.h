@@ -1,0 +1,72 @@
+// `mtlite convert` for Marian's own models: a checkpoint file (.npz or Marian .bin, float32 or
+// intgemm8) with its vocabularies, or a folder laid out as OPUS-MT and Firefox Translations ship
+// them; and the dispatch between those and an HF MarianMT directory (converter/hf_convert.h).
+//
+// Semantics. A model computes what its trainer computed only with the trainer's conventions; the
+// model format expresses both (docs/marian.md):
+//   marian  layer_norm_eps 1e-6, Marian's sinusoid (stored as the position tables), the first
+//           decoder input a zero vector: a zero row appended to every embedding table as <pad>
+//           (id V; 0 in final_logits_bias), pad_id = decoder_start_id = V, never generated.
+//   hf      what the transformers port of the same checkpoint computes (convert_marian_to_pytorch
+//           appends the same zero <pad> row): layer_norm_eps 1e-5 and the sinusoid the runtime
+//           computes (positions not stored). Useful to reproduce an HF port's outputs.
+// Both scale the embeddings by sqrt(d) and map swish -> SiLU, relu -> ReLU. A Marian checkpoint
+// defaults to marian; an HF directory to hf (marian there: Marian's sinusoid, eps and zero start
+// for an HF port of a Marian-trained model). The choice is recorded as metadata "semantics".
+//
+// Vocabularies: each --vocab is a SentencePiece model (.spm) or Marian's YAML vocabulary (.yml),
+// told apart by content. One .spm: shared by both sides; two: source then target. Ids are the
+// .spm's piece ids, or, when a .yml is given too (one: shared; two: source then target), the
+// YAML's ids (an .spm piece missing from it maps to <unk>). mtlite tokenizes with the .spm, so a
+// .yml alone is not enough.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hf_convert.h"
+#include "marian_checkpoint.h"
+#include "model_writer.h"
+#include "mtlite/mtlite.hpp"
+
+namespace mtlite {
+namespace converter {
+
+enum class Semantics { kDefault, kMarian, kHf };  // kDefault: marian for Marian input, hf for HF
+bool ParseSemantics(const std::string& s, Semantics* out);  // "marian", "hf"
+const char* SemanticsName(Semantics s);                     // "marian", "hf", "default"
+
+struct ConvertOptions {
+  Quantization quantize = Quantization::kInt8;
+  std::vector<std::string> vocabs;  // --vocab files, in order
+  Semantics semantics = Semantics::kDefault;
+};
+
+// What a conversion read (printed by `mtlite convert`).
+struct ConvertInputs {
+  std::string kind;                 // "hf", "marian"
+  std::string model;                // the checkpoint file (Marian) or directory (HF)
+  std::vector<std::string> vocabs;  // the vocabularies used (Marian)
+  std::string lex;                  // the lexical shortlist built in (folders), or empty
+  Semantics semantics = Semantics::kDefault;  // resolved
+  bool intgemm8_as_is = false;      // int8 weights taken from intgemm8 items unchanged
+};
+
+// The positions Marian adds: [positions][d] row-major, float32 as Marian computes them:
+// inc = log(10000) / (d/2 - 1), sin(p·exp(-i·inc)) in columns [0, d/2), cos in [d/2, 2·(d/2)).
+std::vector<float> MarianNativeSinusoid(int positions, int d);
+
+// A Marian checkpoint file + vocabularies -> ModelSpec (options.vocabs must be non-empty).
+// intgemm8 items with quantize int8: their int8 values and multiplier are stored as they are
+// (scale 1/multiplier on every row), not quantized again.
+Status ConvertMarianModel(const std::string& model_path, const ConvertOptions& options, ModelSpec* spec,
+                          ConversionReport* report, ConvertInputs* inputs);
+
+// Any input: an HF directory (config.json), a Marian release folder (a model file, its
+// vocabularies, optionally one lex.* shortlist, which is built in), or a Marian checkpoint file.
+// The result is self-checked like ConvertToBytes.
+Status ConvertInput(const std::string& input, const ConvertOptions& options, AlignedBytes* out,
+                    ConversionReport* report, ConvertInputs* inputs);
+
+}  // namespace converter
+}  // namespace mtlite

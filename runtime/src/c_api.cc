@@ -59,8 +59,10 @@ mtlite_status Fail(mtlite_status code, const char* msg) {
 
 // Runs an entry point's body; an exception (out of memory, a thread that cannot be started)
 // becomes a status. The messages are literals or the exception's own: reporting allocates nothing.
+// A build without exceptions (the WebAssembly module) has nothing to catch.
 template <class Body>
 mtlite_status Guarded(Body&& body) noexcept {
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
   try {
     return body();
   } catch (const std::bad_alloc&) {
@@ -72,6 +74,9 @@ mtlite_status Guarded(Body&& body) noexcept {
   } catch (...) {
     return Fail(MTLITE_INTERNAL, "unknown exception");
   }
+#else
+  return body();
+#endif
 }
 
 // Caller memory: handles go first, each in a 64-byte slot, then the C++ object's own part.

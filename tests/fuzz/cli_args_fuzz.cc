@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       mtlite::cli::ConvertArgs a;
       const ParseResult r = mtlite::cli::ParseConvertArgs(argc, argv.data(), &a);
       CheckResult(r);
-      if (r.ok()) Require(!a.hf_dir.empty() && !a.output.empty() &&
+      if (r.ok()) Require(!a.input.empty() && !a.output.empty() &&
                           (a.quantize == "int8" || a.quantize == "fp16" || a.quantize == "fp32"));
       break;
     }

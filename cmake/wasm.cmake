@@ -27,11 +27,9 @@ if(NOT EXISTS ${_mtlite_fb}/flatbuffers)
 endif()
 set(FLATBUFFERS_INCLUDE_DIR ${_mtlite_fb} CACHE PATH "FlatBuffers headers" FORCE)
 
-# No RTTI in the runtime. Exceptions: emscripten's default (try/catch compiles, catching is off, a
-# throw aborts), not -fno-exceptions, which rejects the C API's guard (runtime/src/c_api.cc turns an
-# exception into a status). The minimal build leaves the thread pool's and XNNPACK's members
-# unused, which clang (unlike the firmware's gcc) reports.
-add_compile_options(-fno-rtti -Wno-unused-private-field -Wno-unused-const-variable)
+# No exceptions or RTTI in the runtime. The minimal build leaves the thread pool's and XNNPACK's
+# members unused, which clang (unlike the firmware's gcc) reports.
+add_compile_options(-fno-exceptions -fno-rtti -Wno-unused-private-field -Wno-unused-const-variable)
 
 # The functions web/mtlite.js calls: the C API and the glue (web/src/mtlite_web.cc).
 set(_mtlite_wasm_exports

@@ -10,8 +10,9 @@
 // (instantiation), model_s (loadModel), create_s (createTranslator); wasm_memory_bytes (the module's
 // memory at the end) and vm_hwm_kb (the process's peak RSS, Linux). --output: the translations of
 // the last repetition.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Mtlite } from '../web/mtlite.js';
+import { timePasses, vmHwmKb, writeLines } from './wasm/timing.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
@@ -34,35 +35,17 @@ t0 = performance.now();
 const tr = m.createTranslator({ maxBatch: batch, maxBeam: beam, maxInputBytes: 16384 });
 const createS = (performance.now() - t0) / 1000;
 tr.translate(lines.slice(0, batch), { beam });
-const runs = [], cpuRuns = [];
-let tokens = 0, texts = [];
-for (let r = 0; r < repeat; ++r) {
-  let total = 0, t = 0;
-  texts = [];
-  const c0 = process.cpuUsage();
-  for (let i = 0; i < lines.length; i += batch) {
-    const chunk = lines.slice(i, i + batch);
-    const t0 = performance.now();
-    const res = tr.translate(chunk, { beam });
-    total += performance.now() - t0;
-    res.forEach((x, j) => {
-      if (/\S/.test(chunk[j])) t += x.hypotheses[0].ids.length + 1;
-      texts.push(x.hypotheses[0].text);
-    });
-  }
-  const c = process.cpuUsage(c0);
-  cpuRuns.push((c.user + c.system) / 1e6);
-  runs.push(total / 1000);
-  tokens = t;
-}
-if (opt('--output')) writeFileSync(opt('--output'), texts.map((x) => x + '\n').join(''));
-let vmHwmKb = null;
-try {
-  vmHwmKb = Number(/VmHWM:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]);
-} catch { /* not Linux */ }
-const sorted = [...runs].sort((a, b) => a - b);
-const total = sorted[Math.floor(sorted.length / 2)];
+const tokensPerPass = [];
+const { runs, cpuRuns, total, texts } = timePasses(lines, batch, repeat, (chunk, pass) => {
+  const res = tr.translate(chunk, { beam });
+  res.forEach((x, j) => {
+    if (/\S/.test(chunk[j])) tokensPerPass[pass] = (tokensPerPass[pass] || 0) + x.hypotheses[0].ids.length + 1;
+  });
+  return res.map((x) => x.hypotheses[0].text);
+});
+const tokens = tokensPerPass[repeat - 1] || 0;
+writeLines(opt('--output'), texts);
 console.log(JSON.stringify({ kernel_table: mt.kernelTable, batch, beam, sentences: lines.length, total_s: total,
   total_s_runs: runs, cpu_s_runs: cpuRuns, target_tokens: tokens, sentences_per_s: lines.length / total, target_tokens_per_s: tokens / total,
   arena_bytes: tr.arenaBytes, module_s: moduleS, model_s: modelS, create_s: createS,
-  wasm_memory_bytes: mt._x.memory.buffer.byteLength, vm_hwm_kb: vmHwmKb }));
+  wasm_memory_bytes: mt._x.memory.buffer.byteLength, vm_hwm_kb: vmHwmKb() }));

@@ -9,8 +9,9 @@
 // summed translate wall time), total_s_runs, sentences_per_s, module_s, model_s (TranslationModel
 // creation), wasm_memory_bytes, vm_hwm_kb. Target tokens are not returned by the package: the
 // driver (bench/wasm/run.py) counts them in the output with the target SentencePiece model.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { loadBergamot, createModel, translateTexts } from '../../tests/reference/bergamot/translate.mjs';
+import { timePasses, vmHwmKb, writeLines } from './timing.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
@@ -35,30 +36,8 @@ const service = new M.BlockingService({ cacheSize: 0 });
 const modelS = (performance.now() - t0) / 1000;
 
 translateTexts(M, service, tm, lines.slice(0, batch));
-const runs = [], cpuRuns = [];
-let texts = [];
-for (let r = 0; r < repeat; ++r) {
-  let total = 0;
-  texts = [];
-  const c0 = process.cpuUsage();
-  for (let i = 0; i < lines.length; i += batch) {
-    const chunk = lines.slice(i, i + batch);
-    const t = performance.now();
-    const out = translateTexts(M, service, tm, chunk);
-    total += performance.now() - t;
-    texts.push(...out);
-  }
-  const c = process.cpuUsage(c0);
-  cpuRuns.push((c.user + c.system) / 1e6);
-  runs.push(total / 1000);
-}
-if (opt('--output')) writeFileSync(opt('--output'), texts.map((x) => x.replace(/\n/g, ' ') + '\n').join(''));
-let vmHwmKb = null;
-try {
-  vmHwmKb = Number(/VmHWM:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]);
-} catch { /* not Linux */ }
-const sorted = [...runs].sort((a, b) => a - b);
-const total = sorted[Math.floor(sorted.length / 2)];
+const { runs, cpuRuns, total, texts } = timePasses(lines, batch, repeat, (chunk) => translateTexts(M, service, tm, chunk));
+writeLines(opt('--output'), texts);
 console.log(JSON.stringify({ engine: 'bergamot', precision, batch, beam, sentences: lines.length, total_s: total,
   total_s_runs: runs, cpu_s_runs: cpuRuns, sentences_per_s: lines.length / total, module_s: moduleS, model_s: modelS,
-  wasm_memory_bytes: M.HEAP8.byteLength, vm_hwm_kb: vmHwmKb }));
+  wasm_memory_bytes: M.HEAP8.byteLength, vm_hwm_kb: vmHwmKb() }));

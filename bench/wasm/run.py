@@ -46,7 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from bench_common import (PY, ROOT, SetupError, child_env, cpu_name, csv_ints, csv_names, fmt,  # noqa: E402
                           git_dirty_sources, git_rev, load1, raise_interrupt, read_lines, repo_relative, run,
-                          run_child)
+                          run_child, _build_revision)
 
 ENGINES = ["mtlite-wasm", "mtlite-native-avx2", "mtlite-native", "bergamot-int8", "bergamot-fp32"]
 SETS = ["multi30k.val", "tatoeba.dev"]
@@ -66,6 +66,12 @@ def parse_args(argv):
                          "the engine: V8 compiles a module's hot functions again, optimized, while it runs)")
     ap.add_argument("--once", type=csv_names(ENGINES), default=["bergamot-fp32"],
                     help="engines run in the first repetition only (their figures are one run)")
+    ap.add_argument("--convert-cli", default=None,
+                    help="the mtlite that converts the Marian checkpoint into Marian-semantics models (default: "
+                         "this build's; skipped when its convert has no --semantics)")
+    ap.add_argument("--reuse", default=None,
+                    help="a previous run's wasm.json: its timings and the translations it left in the build "
+                         "directory are reported again (agreement recomputed), nothing is timed")
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results", "wasm"))
     ap.add_argument("--timeout", type=float, default=1800)
     return ap.parse_args(argv)
@@ -97,6 +103,28 @@ def spm_counter():
 def same_share(a, b):
     n = min(len(a), len(b))
     return sum(x.strip() == y.strip() for x, y in zip(a, b)) / n if n else None
+
+
+def translate(cli, model, src, beam):
+    """`mtlite translate`'s output lines."""
+    with open(src, encoding="utf-8") as fi:
+        r = subprocess.run([cli, "translate", "-q", "-m", model, "--beam", str(beam)], stdin=fi,
+                           capture_output=True, text=True, check=True)
+    return r.stdout.split("\n")[:-1]
+
+
+def convert_marian(a, cli, model_dir, work):
+    """{int8, fp32: .mtlite} of the Marian checkpoint with Marian's semantics; {} where the converter
+    cannot read Marian checkpoints."""
+    conv = a.convert_cli or cli
+    if "--semantics" not in subprocess.run([conv, "convert", "--help"], capture_output=True, text=True).stdout:
+        return {}
+    out = {}
+    for q in ("int8", "fp32"):
+        out[q] = os.path.join(work, f"marian.{q}.mtlite")
+        run([conv, "convert", os.path.join(model_dir, "model.bin"), "--vocab", os.path.join(model_dir, "vocab.spm"),
+             "-o", out[q], "--quantize", q, "--semantics", "marian", "--quiet"], "mtlite convert (Marian checkpoint)")
+    return out
 
 
 def median(xs):
@@ -186,32 +214,8 @@ def write_markdown(meta, rows, agree, ratios, failures, path):
         f.write("\n".join(L))
 
 
-def main(argv):
-    a = parse_args(argv)
-    signal.signal(signal.SIGTERM, raise_interrupt)
-    a.build_dir = os.path.abspath(a.build_dir)
-    a.int8 = os.path.join(a.build_dir, "models", "demo.int8.mtlite")
-    fp32 = os.path.join(a.build_dir, "models", "demo.fp32.mtlite")
-    cli = os.path.join(a.build_dir, "mtlite")
-    need = [a.int8, fp32, cli, os.path.join(a.build_dir, "bench", "e2e_bench"),
-            *([os.path.join(ROOT, "web", "dist", "mtlite.wasm")] if "mtlite-wasm" in a.engines else []),
-            os.path.join(ROOT, "tests", "reference", "bergamot", "node_modules", "@browsermt", "bergamot-translator")]
-    missing = [p for p in need if not os.path.exists(p)]
-    if missing:
-        raise SetupError("missing (host build, scripts/wasm_build.sh, npm ci in tests/reference/bergamot): " +
-                         ", ".join(missing))
-    work = os.path.join(a.build_dir, "bench-wasm")
-    model_dir = os.path.join(work, "marian")
-    os.makedirs(work, exist_ok=True)
-    run([PY, os.path.join(ROOT, "tests", "reference", "marian_export.py"), DEMO, model_dir, "--format", "bin"],
-        "marian_export.py")
-    src = os.path.join(work, "input.en")
-    lines = []
-    for s in SETS:
-        lines += read_lines(os.path.join(ROOT, "tests", "data", "dev", s + ".en"))[:a.limit]
-    with open(src, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
-    n = len(lines)
+def measure(a, work, model_dir, src, n):
+    """Runs every engine, interleaved: (meta, runs, failures)."""
     uptime = run(["uptime"], "uptime").strip()
     meta = {"git": git_rev(), "dirty_sources": git_dirty_sources(), "cpu": cpu_name(), "cpus": os.cpu_count(),
             "node": run(["node", "--version"], "node").strip(), "sets": SETS, "limit": a.limit, "sentences": n,
@@ -247,6 +251,46 @@ def main(argv):
     meta["elapsed_s"] = round(time.time() - t0, 1)
     meta["loaded"] = max([meta["load1_start"], meta["load1_end"]] + [r["load1"] for r in runs]) > 1.5
 
+    return meta, runs, failures
+
+
+def main(argv):
+    a = parse_args(argv)
+    signal.signal(signal.SIGTERM, raise_interrupt)
+    a.build_dir = os.path.abspath(a.build_dir)
+    a.int8 = os.path.join(a.build_dir, "models", "demo.int8.mtlite")
+    fp32 = os.path.join(a.build_dir, "models", "demo.fp32.mtlite")
+    cli = os.path.join(a.build_dir, "mtlite")
+    need = [a.int8, fp32, cli, os.path.join(a.build_dir, "bench", "e2e_bench"),
+            *([os.path.join(ROOT, "web", "dist", "mtlite.wasm")] if "mtlite-wasm" in a.engines else []),
+            os.path.join(ROOT, "tests", "reference", "bergamot", "node_modules", "@browsermt", "bergamot-translator")]
+    missing = [p for p in need if not os.path.exists(p)]
+    if missing:
+        raise SetupError("missing (host build, scripts/wasm_build.sh, npm ci in tests/reference/bergamot): " +
+                         ", ".join(missing))
+    work = os.path.join(a.build_dir, "bench-wasm")
+    model_dir = os.path.join(work, "marian")
+    os.makedirs(work, exist_ok=True)
+    run([PY, os.path.join(ROOT, "tests", "reference", "marian_export.py"), DEMO, model_dir, "--format", "bin"],
+        "marian_export.py")
+    src = os.path.join(work, "input.en")
+    lines = []
+    for s in SETS:
+        lines += read_lines(os.path.join(ROOT, "tests", "data", "dev", s + ".en"))[:a.limit]
+    with open(src, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    n = len(lines)
+    if a.reuse:
+        with open(a.reuse, encoding="utf-8") as f:
+            old = json.load(f)
+        meta, runs = old["meta"], old["runs"]
+        failures = [x for x in old["failures"] if "differs" not in x]
+        for r in runs:
+            r["output"] = os.path.join(work, f"{r['engine']}.beam{r['beam']}.rep{r['rep']}.de")
+        meta["reused"] = True
+    else:
+        meta, runs, failures = measure(a, work, model_dir, src, n)
+
     count = spm_counter()
     rows = summarize(runs, count, n)
     own = [(r["tokens_own"], r["tokens_spm"]) for r in rows if r["ok"] and r.get("tokens_own")]
@@ -259,9 +303,7 @@ def main(argv):
     agree = {"Bergamot int8shiftAll = mtlite int8 (HF semantics)": {},
              "Bergamot float32 = mtlite fp32 (HF semantics)": {}}
     for beam in a.beam:
-        ref_fp32 = os.path.join(work, f"mtlite-fp32.beam{beam}.de")
-        with open(src, encoding="utf-8") as fi, open(ref_fp32, "w", encoding="utf-8") as fo:
-            subprocess.run([cli, "translate", "-q", "-m", fp32, "--beam", str(beam)], stdin=fi, stdout=fo, check=True)
+        ref_fp32 = translate(cli, fp32, src, beam)
         wasm, b8, b32 = last("mtlite-wasm", beam), last("bergamot-int8", beam), last("bergamot-fp32", beam)
         for native in ("mtlite-native", "mtlite-native-avx2"):
             nat = last(native, beam)
@@ -271,12 +313,27 @@ def main(argv):
         if b8 and wasm:
             agree["Bergamot int8shiftAll = mtlite int8 (HF semantics)"][str(beam)] = same_share(b8, wasm)
         if b32:
-            agree["Bergamot float32 = mtlite fp32 (HF semantics)"][str(beam)] = same_share(b32, read_lines(ref_fp32))
+            agree["Bergamot float32 = mtlite fp32 (HF semantics)"][str(beam)] = same_share(b32, ref_fp32)
         if b8 and b32:
             agree.setdefault("Bergamot int8shiftAll = Bergamot float32", {})[str(beam)] = same_share(b8, b32)
-    meta["marian_semantics_note"] = (
-        "A Marian-semantics mtlite model (converted from the Marian checkpoint) is not measured: `mtlite convert` "
-        "reads HF checkpoints only in this revision.")
+    marian_models = convert_marian(a, cli, model_dir, work)
+    if marian_models:
+        for beam in a.beam:
+            b8, b32 = last("bergamot-int8", beam), last("bergamot-fp32", beam)
+            for q, berg, name in (("int8", b8, "Bergamot int8shiftAll = mtlite int8 (Marian semantics)"),
+                                  ("fp32", b32, "Bergamot float32 = mtlite fp32 (Marian semantics)")):
+                if berg:
+                    agree.setdefault(name, {})[str(beam)] = same_share(berg, translate(cli, marian_models[q], src, beam))
+        conv_rev = _build_revision(os.path.dirname(os.path.abspath(a.convert_cli or cli)))[:7] or "?"
+        meta["marian_convert_git"] = conv_rev
+        meta["marian_semantics_note"] = (
+            "Marian semantics: the exported Marian checkpoint (model.bin, vocab.spm) converted by `mtlite convert "
+            f"--semantics marian` (int8 and fp32, converter of git {conv_rev}), translated by this build's "
+            "`mtlite translate`.")
+    else:
+        meta["marian_semantics_note"] = (
+            "A Marian-semantics mtlite model (converted from the Marian checkpoint) is not measured: `mtlite convert` "
+            "of this revision reads HF checkpoints only (or name one that reads Marian's: --convert-cli).")
     defs = {"mtlite-wasm / bergamot-int8": ("mtlite-wasm", "bergamot-int8", ">= 4x at beam 1"),
             "mtlite-wasm / mtlite-native-avx2": ("mtlite-wasm", "mtlite-native-avx2", ">= 0.4x at beam 1"),
             "mtlite-wasm / mtlite-native": ("mtlite-wasm", "mtlite-native", ""),

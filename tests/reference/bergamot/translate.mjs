@@ -8,9 +8,10 @@
 //
 // The model is a Marian binary (.bin) file; its embedded special:model.yml gives the network.
 // One --vocab is shared by both sides; two are source then target.
-import {readFileSync} from 'node:fs';
+import {readFileSync, realpathSync} from 'node:fs';
 import {createRequire} from 'node:module';
 import {dirname, join} from 'node:path';
+import {fileURLToPath} from 'node:url';
 import vm from 'node:vm';
 
 function parseArgs(argv) {
@@ -34,7 +35,7 @@ function parseArgs(argv) {
 // Instantiates the Emscripten module from the package's files, without fetch: the glue script is
 // evaluated in this context and the wasm bytes are compiled here. The module imports its integer
 // GEMM under 'wasm_gemm'; the package's own portable versions are exported as *Fallback.
-async function loadBergamot() {
+export async function loadBergamot() {
   const require = createRequire(import.meta.url);
   const pkg = dirname(require.resolve('@browsermt/bergamot-translator/package.json'));
   const glue = readFileSync(join(pkg, 'worker', 'bergamot-translator-worker.js'), 'utf8');
@@ -70,18 +71,15 @@ async function loadBergamot() {
   });
 }
 
-function aligned(M, bytes, alignment) {
+export function aligned(M, bytes, alignment) {
   const mem = new M.AlignedMemory(bytes.byteLength, alignment);
   mem.getByteArrayView().set(new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   return mem;
 }
 
-async function main() {
-  const a = parseArgs(process.argv.slice(2));
-  const input = readFileSync(0, 'utf8').split('\n');
-  if (input.length && input[input.length - 1] === '') input.pop();
-  const M = await loadBergamot();
-
+// A TranslationModel of the options a (model, vocab, shortlist, beam, precision, normalize,
+// max-length-factor); Bergamot quantizes a float32 model at load for the int8 precisions.
+export function createModel(M, a) {
   const config = [
     `beam-size: ${a.beam}`,
     `normalize: ${a.normalize}`,
@@ -102,27 +100,41 @@ async function main() {
   const shortlist = a.shortlist ? aligned(M, readFileSync(a.shortlist), 64) : new M.AlignedMemory(0, 64);
   const vocabs = new M.AlignedMemoryList();
   for (const v of a.vocab) vocabs.push_back(aligned(M, readFileSync(v), 64));
-  const tm = new M.TranslationModel(config, model, shortlist, vocabs, null);
-  const service = new M.BlockingService({cacheSize: 0});
+  return new M.TranslationModel(config, model, shortlist, vocabs, null);
+}
 
-  const out = [];
-  for (let i = 0; i < input.length; i += a.batch) {
-    const texts = new M.VectorString();
-    const opts = new M.VectorResponseOptions();
-    for (const line of input.slice(i, i + a.batch)) {
-      texts.push_back(line);
-      opts.push_back({qualityScores: false, alignment: false, html: false});
-    }
-    const responses = service.translate(tm, texts, opts);
-    for (let j = 0; j < responses.size(); j++) out.push(responses.get(j).getTranslatedText());
-    responses.delete();
-    texts.delete();
-    opts.delete();
+// The translations of texts (one call of the service: Bergamot batches them itself).
+export function translateTexts(M, service, tm, texts) {
+  const v = new M.VectorString();
+  const opts = new M.VectorResponseOptions();
+  for (const line of texts) {
+    v.push_back(line);
+    opts.push_back({qualityScores: false, alignment: false, html: false});
   }
+  const responses = service.translate(tm, v, opts);
+  const out = [];
+  for (let j = 0; j < responses.size(); j++) out.push(responses.get(j).getTranslatedText());
+  responses.delete();
+  v.delete();
+  opts.delete();
+  return out;
+}
+
+async function main() {
+  const a = parseArgs(process.argv.slice(2));
+  const input = readFileSync(0, 'utf8').split('\n');
+  if (input.length && input[input.length - 1] === '') input.pop();
+  const M = await loadBergamot();
+  const tm = createModel(M, a);
+  const service = new M.BlockingService({cacheSize: 0});
+  const out = [];
+  for (let i = 0; i < input.length; i += a.batch) out.push(...translateTexts(M, service, tm, input.slice(i, i + a.batch)));
   process.stdout.write(out.map((s) => s.replace(/\n/g, ' ')).join('\n') + (out.length ? '\n' : ''));
 }
 
-main().catch((e) => {
-  process.stderr.write(`translate.mjs: ${e && e.message ? e.message : e}\n`);
-  process.exit(1);
-});
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => {
+    process.stderr.write(`translate.mjs: ${e && e.message ? e.message : e}\n`);
+    process.exit(1);
+  });
+}

@@ -14,8 +14,8 @@ model.bin with its vocab.spm. On the first 300 sentences of multi30k.val, greedy
     SSRU states follow each hypothesis's parent): at least 97% identical.
 Both sides cut a sentence at Marian's length cap, 3 x its source tokens (</s> included) generated
 tokens: Bergamot with --max-length-factor 3 one sentence per batch (Marian takes the cap from the
-batch's longest source), mtlite with --max-length-ratio 3 --max-length-offset 1 (its cap counts
-</s>), the reference with max_length 3 x source + 1. Many outputs of this half-random network
+batch's longest source), mtlite with --max-length 3 x source + 1 (its cap counts </s>; one call
+per cap), the reference with max_length 3 x source + 1. Many outputs of this half-random network
 repeat until the cap, so equal caps are what makes whole lines comparable.
 Skipped (with the reason) where node or the Bergamot package is not installed.
 """
@@ -96,13 +96,24 @@ class SsruAgainstBergamot(unittest.TestCase):
         return self.cache["model"]
 
     def mtlite(self, lines, beam):
-        r = subprocess.run([mtlite_bin(), "translate", "-m", self.mtlite_model(), "--beam", str(beam), "--batch", "8",
-                            "--max-length-ratio", "3", "--max-length-offset", "1", "-q"],
-                           input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=900)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        out = r.stdout.split("\n")[:-1]
-        self.assertEqual(len(out), len(lines), r.stderr)
-        return [line.strip() for line in out]
+        """mtlite's translations, each capped at Marian's length: one call per cap."""
+        _, _, srcs = self.reference()
+        caps = {}
+        for i in range(len(lines)):
+            caps.setdefault(3 * len(srcs[i]) + 1, []).append(i)
+        out = [None] * len(lines)
+        model = self.mtlite_model()
+        for cap, rows in sorted(caps.items()):
+            r = subprocess.run([mtlite_bin(), "translate", "-m", model, "--beam", str(beam), "--batch", "8",
+                                "--max-length", str(cap), "-q"],
+                               input="\n".join(lines[i] for i in rows) + "\n", capture_output=True, text=True,
+                               timeout=900)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            got = r.stdout.split("\n")[:-1]
+            self.assertEqual(len(got), len(rows), r.stderr)
+            for i, line in zip(rows, got):
+                out[i] = line.strip()
+        return out
 
     def compare(self, what, ref, got, floor):
         diff = [(i, a, b) for i, (a, b) in enumerate(zip(ref, got)) if a != b]

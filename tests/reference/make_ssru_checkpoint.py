@@ -4,7 +4,7 @@
 models and vocab.json), for marian_export.py (-> a Marian model.bin / .npz with
 transformer-decoder-autoreg: rnn, dec-cell: ssru) and marian_semantics.py (the PyTorch reference).
 
-    make_ssru_checkpoint.py OUT_DIR [--shape test|tiny] [--seed N]
+    make_ssru_checkpoint.py OUT_DIR [--shape test|tiny|demo] [--seed N] [--decoder ssru|self_attention]
 
 Shapes:
   tiny  the Firefox Translations (Bergamot) tiny student: d 256, 6 encoder layers, 2 SSRU decoder
@@ -41,7 +41,7 @@ SHAPES = {
 }
 
 
-def make(out_dir, shape="test", seed=1, eos_bias=2.0, gain=1.5, out_gain=4.0):
+def make(out_dir, shape="test", seed=1, eos_bias=2.0, gain=1.5, out_gain=4.0, decoder="ssru"):
     from marian_ref import write_safetensors
     s = SHAPES[shape]
     d, ffn = s["d"], s["ffn"]
@@ -76,9 +76,14 @@ def make(out_dir, shape="test", seed=1, eos_bias=2.0, gain=1.5, out_gain=4.0):
         norm(p + ".final_layer_norm")
     for i in range(s["dec"]):
         p = f"model.decoder.layers.{i}"
-        lin(p + ".ssru.in_proj", d, d, bias=False)
-        lin(p + ".ssru.forget_proj", d, d)
-        norm(p + ".ssru_layer_norm")
+        if decoder == "ssru":
+            lin(p + ".ssru.in_proj", d, d, bias=False)
+            lin(p + ".ssru.forget_proj", d, d)
+            norm(p + ".ssru_layer_norm")
+        else:  # the same network with Marian's transformer decoder layers (benchmarks)
+            for x in ("q", "k", "v", "out"):
+                lin(f"{p}.self_attn.{x}_proj", d, d)
+            norm(p + ".self_attn_layer_norm")
         for x in ("q", "k", "v"):
             lin(f"{p}.encoder_attn.{x}_proj", d, d)
         lin(f"{p}.encoder_attn.out_proj", d, d, g=out_gain)  # the source outweighs the input token
@@ -87,7 +92,7 @@ def make(out_dir, shape="test", seed=1, eos_bias=2.0, gain=1.5, out_gain=4.0):
         lin(p + ".fc2", d, ffn, g=out_gain)
         norm(p + ".final_layer_norm")
 
-    if shape == "demo":
+    if shape == "demo" and decoder == "ssru":
         # the demo model's trained weights, its self-attention replaced by random SSRU cells
         from marian_ref import read_safetensors
         trained = {k: v.numpy().astype(np.float64) for k, v in read_safetensors(os.path.join(DEMO, "model.safetensors")).items()}
@@ -110,7 +115,7 @@ def make(out_dir, shape="test", seed=1, eos_bias=2.0, gain=1.5, out_gain=4.0):
                 "encoder_attention_heads": s["heads"], "decoder_attention_heads": s["heads"],
                 "encoder_ffn_dim": ffn, "decoder_ffn_dim": ffn,
                 "activation_function": demo["activation_function"] if shape == "demo" else "relu",
-                "decoder_layer_kind": "ssru"})
+                "decoder_layer_kind": decoder})
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     write_safetensors(os.path.join(out_dir, "model.safetensors"),
@@ -125,9 +130,11 @@ def main(argv=None):
     ap.add_argument("out_dir")
     ap.add_argument("--shape", choices=sorted(SHAPES), default="test")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--decoder", choices=["ssru", "self_attention"], default="ssru",
+                    help="self_attention: the same random network with transformer decoder layers (benchmarks)")
     a = ap.parse_args(argv)
-    make(a.out_dir, a.shape, a.seed)
-    print(f"wrote a random {a.shape} SSRU checkpoint to {a.out_dir}")
+    make(a.out_dir, a.shape, a.seed, decoder=a.decoder)
+    print(f"wrote a random {a.shape} checkpoint ({a.decoder} decoder layers) to {a.out_dir}")
 
 
 if __name__ == "__main__":

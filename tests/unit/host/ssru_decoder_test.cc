@@ -59,7 +59,8 @@ TensorSpec Encode(const std::string& name, std::vector<int64_t> shape, const std
 
 // plain: the decoder's cross-attention output and FFN output projections are zero, so a decoder
 // layer is SSRU, + x, and three layer norms (what the scalar reference below computes).
-SsruModel MakeSsruModel(Quantization q, bool plain, uint32_t seed = 7) {
+// The tiny HF checkpoint's shape here (its decoder self-attention is what SSRU replaces).
+testing::TinyOptions Shape(uint32_t seed = 1) {
   testing::TinyOptions o;
   o.d_model = kD;
   o.heads = 2;
@@ -67,6 +68,11 @@ SsruModel MakeSsruModel(Quantization q, bool plain, uint32_t seed = 7) {
   o.ffn = 32;
   o.max_positions = 64;
   o.seed = seed;
+  return o;
+}
+
+SsruModel MakeSsruModel(Quantization q, bool plain, uint32_t seed = 7) {
+  const testing::TinyOptions o = Shape(seed);
   testing::TinyHf hf = testing::MakeTinyHf(o);
   if (plain) {
     for (int l = 0; l < o.decoder_layers; ++l) {
@@ -236,14 +242,8 @@ TEST(SsruDecoder, FileRecordsTheLayerKindAsVersion3) {
 TEST(SsruDecoder, ArenaPlansStatesInsteadOfAKvCache) {
   SsruModel m = MakeSsruModel(Quantization::kInt8, false);
   ASSERT_TRUE(m.model);
-  testing::TinyOptions o;
-  o.d_model = kD;
-  o.heads = 2;
-  o.decoder_layers = 2;
-  o.ffn = 32;
-  o.max_positions = 64;
   testing::TempDir dir;
-  testing::MakeTinyHf(o).Write(dir.path());
+  testing::MakeTinyHf(Shape()).Write(dir.path());
   converter::AlignedBytes tf;
   converter::ConversionReport report;
   ASSERT_TRUE(converter::ConvertToBytes(dir.path(), Quantization::kInt8, &tf, &report).ok());

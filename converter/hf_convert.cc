@@ -406,7 +406,13 @@ Status ConvertTensors(const Safetensors& st, Quantization q, ModelSpec* spec, Co
   }
   for (int i = 0; i < c.decoder_layers; ++i) {
     const std::string p = layout::LayerPrefix(layout::Side::kDecoder, i);
-    MTLITE_RETURN_IF_ERROR(tc.Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, d));
+    if (c.decoder_ssru) {  // Marian checkpoints only (ReadConfig never sets it)
+      MTLITE_RETURN_IF_ERROR(tc.Weight(p + layout::kSsruInProj + layout::kWeight, {}, d, d));
+      MTLITE_RETURN_IF_ERROR(tc.Linear(p + layout::kSsruForgetProj, d, d));
+      MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + layout::kSsruNorm, d));
+    } else {
+      MTLITE_RETURN_IF_ERROR(tc.Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, d));
+    }
     MTLITE_RETURN_IF_ERROR(tc.Attention(p, layout::kCrossAttention, layout::kCrossAttentionNorm, d));
     MTLITE_RETURN_IF_ERROR(tc.Ffn(p, d, c.decoder_ffn_dim));
   }

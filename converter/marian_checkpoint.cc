@@ -297,7 +297,16 @@ std::vector<Need> Needed(const MarianOptions& o) {
     ffn("encoder_l" + std::to_string(i), o.dim_ffn);
   }
   for (int i = 1; i <= o.dec_depth; ++i) {
-    attention("decoder_l" + std::to_string(i) + "_self");
+    if (o.decoder_ssru) {
+      const std::string p = "decoder_l" + std::to_string(i) + "_rnn";
+      n.push_back({p + "_W", {d, d}});
+      n.push_back({p + "_Wf", {d, d}});
+      n.push_back({p + "_bf", {1, d}});
+      n.push_back({p + "_ffn_ln_scale", {1, d}});
+      n.push_back({p + "_ffn_ln_bias", {1, d}});
+    } else {
+      attention("decoder_l" + std::to_string(i) + "_self");
+    }
     attention("decoder_l" + std::to_string(i) + "_context");
     ffn("decoder_l" + std::to_string(i), o.dec_dim_ffn);
   }
@@ -441,7 +450,15 @@ Status MarianToHfTensors(const MarianCheckpoint& c, std::map<std::string, HfTens
   }
   for (int i = 0; i < o.dec_depth; ++i) {
     const std::string m = "decoder_l" + std::to_string(i + 1), hf = "model.decoder.layers." + std::to_string(i);
-    MTLITE_RETURN_IF_ERROR(attention(m + "_self", hf + ".self_attn", hf + ".self_attn_layer_norm"));
+    if (o.decoder_ssru) {
+      MTLITE_RETURN_IF_ERROR(copy(m + "_rnn_W", hf + ".ssru.in_proj.weight", true, false));
+      MTLITE_RETURN_IF_ERROR(copy(m + "_rnn_Wf", hf + ".ssru.forget_proj.weight", true, false));
+      MTLITE_RETURN_IF_ERROR(copy(m + "_rnn_bf", hf + ".ssru.forget_proj.bias", false, true));
+      MTLITE_RETURN_IF_ERROR(copy(m + "_rnn_ffn_ln_scale", hf + ".ssru_layer_norm.weight", false, true));
+      MTLITE_RETURN_IF_ERROR(copy(m + "_rnn_ffn_ln_bias", hf + ".ssru_layer_norm.bias", false, true));
+    } else {
+      MTLITE_RETURN_IF_ERROR(attention(m + "_self", hf + ".self_attn", hf + ".self_attn_layer_norm"));
+    }
     MTLITE_RETURN_IF_ERROR(attention(m + "_context", hf + ".encoder_attn", hf + ".encoder_attn_layer_norm"));
     MTLITE_RETURN_IF_ERROR(ffn(m, hf));
   }

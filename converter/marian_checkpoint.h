@@ -12,7 +12,8 @@
 //
 // The network is Marian's transformer: weights [in, out] (x·W), biases [1, out], post-norm
 // ("dan"), embeddings scaled by sqrt(dim-emb), Marian's sinusoid, layer-norm eps 1e-6, decoding
-// from a zero vector. Every option this reader does not support is refused by name.
+// from a zero vector; decoder layers self-attention or SSRU (MarianOptions::decoder_ssru). Every
+// option this reader does not support is refused by name.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +56,12 @@ struct MarianOptions {
   int src_vocab = 0, tgt_vocab = 0;  // dim-vocabs
   std::string activation;            // "swish" or "relu"
   MarianTying tying = MarianTying::kUntied;
+  // transformer-decoder-autoreg: rnn with dec-cell: ssru. Each decoder layer's self-attention is
+  // then Marian's SSRU cell, prefix decoder_l<i>_rnn: _W [d, d] (no bias), _Wf [d, d], _bf [1, d],
+  // and the post-norm _ffn_ln_scale / _ffn_ln_bias (mapped to HF-style names
+  // model.decoder.layers.<i>.ssru.in_proj.weight, .ssru.forget_proj.{weight,bias},
+  // .ssru_layer_norm.{weight,bias}).
+  bool decoder_ssru = false;
 };
 // Checks the options against what mtlite implements; every refusal names the option and value.
 Status ReadMarianOptions(const MarianYaml& yaml, MarianOptions* out);

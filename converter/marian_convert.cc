@@ -219,6 +219,7 @@ Status FillConfig(const MarianOptions& o, const Side& src, const Side& tgt, bool
   c->shared_embeddings = o.tying == MarianTying::kAll || o.tying == MarianTying::kSrc;
   c->tied_output = o.tying == MarianTying::kAll || o.tying == MarianTying::kTied;
   c->has_final_logits_bias = true;
+  c->decoder_ssru = o.decoder_ssru;
   const int vs = int(src.pieces.size()), vt = int(tgt.pieces.size());
   if (vs != o.src_vocab || vt != o.tgt_vocab) {
     return Bad("vocabulary sizes " + std::to_string(vs) + " (" + BaseName(src.yml_file.empty() ? src.spm_file : src.yml_file) +

@@ -416,8 +416,17 @@ Status ReadMarianOptions(const MarianYaml& y, MarianOptions* o) {
   MTLITE_RETURN_IF_ERROR(Require(y, "transformer-postprocess", {"dan"}, "only post-norm 'dan' is supported"));
   MTLITE_RETURN_IF_ERROR(Require(y, "transformer-postprocess-emb", {"d", ""}, "embedding layer norm is not supported"));
   MTLITE_RETURN_IF_ERROR(Require(y, "transformer-postprocess-top", {""}, "a final layer norm is not supported"));
-  MTLITE_RETURN_IF_ERROR(Require(y, "transformer-decoder-autoreg", {"self-attention"},
-                                 "only a self-attention decoder is supported (no SSRU 'rnn', no 'average-attention')"));
+  MTLITE_RETURN_IF_ERROR(Require(y, "transformer-decoder-autoreg", {"self-attention", "rnn"},
+                                 "the decoder's layers are self-attention or an 'rnn' (SSRU); no 'average-attention'"));
+  o->decoder_ssru = false;
+  if (const MarianYamlValue* autoreg = Find(y, "transformer-decoder-autoreg"); autoreg && autoreg->scalar == "rnn") {
+    // Marian's default dec-cell is gru; of the cells only SSRU is implemented, without its own
+    // layer norms (Marian's layer-normalization option, false by default)
+    if (!Find(y, "dec-cell")) return Unsupported("dec-cell", "gru", "an 'rnn' decoder needs dec-cell: ssru");
+    MTLITE_RETURN_IF_ERROR(Require(y, "dec-cell", {"ssru"}, "the 'rnn' decoder cell must be ssru"));
+    MTLITE_RETURN_IF_ERROR(RequireBool(y, "layer-normalization", false, "SSRU's own layer norms are not supported"));
+    o->decoder_ssru = true;
+  }
   MTLITE_RETURN_IF_ERROR(Require(y, "transformer-ffn-depth", {"2"}, "the FFN has two layers"));
   MTLITE_RETURN_IF_ERROR(Require(y, "transformer-decoder-ffn-depth", {"0", "2"}, "the FFN has two layers"));
   MTLITE_RETURN_IF_ERROR(Require(y, "transformer-tied-layers", {""}, "layer tying is not supported"));

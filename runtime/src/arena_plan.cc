@@ -165,8 +165,12 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   const bool shortlist = md.shortlist.present;
   const CheckedSize V8 = kernels::RoundUp(x.V, 8);
   set(kBufLogits, "decoder.logits", R * (shortlist ? V8 : V) * f, kDec, kDec);
-  set(kBufKCache, "decoder.k_cache", Ld * T * R * d * f, kDec, kDec);
-  set(kBufVCache, "decoder.v_cache", Ld * T * R * d * f, kDec, kDec);
+  // SSRU decoder layers keep no KV cache: one state row per slot and layer, in two generations
+  // (a step reads its parents' states from the previous step's and writes its own)
+  const bool ssru = c.decoder_ssru;
+  set(kBufKCache, "decoder.k_cache", ssru ? CheckedSize(0) : Ld * T * R * d * f, kDec, kDec);
+  set(kBufVCache, "decoder.v_cache", ssru ? CheckedSize(0) : Ld * T * R * d * f, kDec, kDec);
+  set(kBufSsruState, "decoder.ssru_state", ssru ? 2 * Ld * R * d * f : CheckedSize(0), kDec, kDec);
   set(kBufAncestors, "decoder.ancestors", R * T * i32, kDec, kDec);
 
   set(kBufHistTokens, "history.tokens", T * R * i32, kDec, kFin);

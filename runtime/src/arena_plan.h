@@ -42,7 +42,7 @@ enum BufferId : int {
   // decoder step
   kBufDecHidden, kBufDecQ, kBufDecK, kBufDecV, kBufDecCtx, kBufDecFfn,
   kBufDecQuant, kBufDecQuantScale, kBufDecStaging,
-  kBufLogits, kBufKCache, kBufVCache, kBufAncestors,
+  kBufLogits, kBufKCache, kBufVCache, kBufAncestors, kBufSsruState,
   // search and beam history
   kBufHistTokens, kBufHistParents, kBufHistAlign,
   kBufActive, kBufRowTokens, kBufBeamScore, kBufCandScore, kBufCandTok, kBufCandPar,

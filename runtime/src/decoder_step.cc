@@ -172,40 +172,53 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
     size_t layer_bytes = 0;  // the weights this step reads (not the cross K/V projections)
     for (int i : {0, 1, 2, 3, 4, 7, 8, 9}) layer_bytes += dec(l, i).weight_bytes();
     const bool prefetch_kv = layer_bytes >= kKvPrefetchLayerBytes;
-    float* kc = kcache_ + size_t(l) * T * R * d;
-    float* vc = vcache_ + size_t(l) * T * R * d;
-    {  // --- causal self-attention over this row's own history (positions 0..t) ---
-      if (prefetch_kv) PrefetchKvRows(kc, vc, d, anc_, T, r0, rows.r1, t);
-      Span qkv(prof, Op::kDecSelfAttnQKV, l);
-      Linear* Ls[3] = {&dec(l, 0), &dec(l, 1), &dec(l, 2)};
-      float* ys[3] = {dq_, dk_, dv_};
-      MTLITE_RETURN_IF_ERROR(lins(qkv, l, 3, Ls, dx_, ys, nullptr, Act::kNone));
-    }
-    {
-      Span attention(prof, Op::kDecSelfAttnCore, l);
-      const uint64_t keys = uint64_t(n) * uint64_t(t + 1);
-      attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, n, t + 1, hd);
-      PartTimer part(rows.parts, Op::kAttentionPart, l, rows.lane, m, t + 1, hd);
-      for (int i = r0; i < rows.r1; ++i) {  // this step's K/V, written once at cache row t*R + slot
-        const size_t row = size_t(t) * R + size_t(slots[i]);
-        std::memcpy(kc + row * d, dk_ + size_t(i) * d, sizeof(float) * d);
-        std::memcpy(vc + row * d, dv_ + size_t(i) * d, sizeof(float) * d);
+    float* kc = kcache_ ? kcache_ + size_t(l) * T * R * d : nullptr;
+    float* vc = vcache_ ? vcache_ + size_t(l) * T * R * d : nullptr;
+    if (cfg_->decoder_ssru) {  // --- Marian's SSRU cell over the parent's state (positions 0..t-1) ---
+      {
+        Span proj(prof, Op::kDecSelfAttnQKV, l);
+        Linear* Ls[2] = {&dec(l, 0), &dec(l, 1)};
+        float* ys[2] = {dq_, dk_};  // x W^T, x Wf^T + bf
+        MTLITE_RETURN_IF_ERROR(lins(proj, l, 2, Ls, dx_, ys, nullptr, Act::kNone));
       }
-      ex.pool->ParallelFor(tasks, [&](int task, int thread) {
-        const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
-        float* scores = scores_ + size_t(rows.lane + task) * scores_stride;
-        for (int u = task; u < units; u += tasks) {
-          const int i = r0 + u / groups, g = u % groups, h = g * H / groups, nh = (g + 1) * H / groups - h;
-          // keys beyond t do not exist yet: causal by construction
-          AttendHeads(K, dq_ + size_t(i) * d + h * hd, kc + h * hd, vc + h * hd, d, anc_ + size_t(i) * T, t + 1, hd,
-                      nh, scaling, nullptr, scores, dctx_ + size_t(i) * d + h * hd);
+      Span cell(prof, Op::kDecSelfAttnCore, l);
+      cell.Work(uint64_t(n) * uint64_t(d) * 2 * sizeof(float), uint64_t(n) * uint64_t(d) * 4, n, 1, d);
+      PartTimer part(rows.parts, Op::kAttentionPart, l, rows.lane, m, 1, d);
+      SsruCell(l, t, rows.r0, rows.r1, slots);
+    } else {
+      {  // --- causal self-attention over this row's own history (positions 0..t) ---
+        if (prefetch_kv) PrefetchKvRows(kc, vc, d, anc_, T, r0, rows.r1, t);
+        Span qkv(prof, Op::kDecSelfAttnQKV, l);
+        Linear* Ls[3] = {&dec(l, 0), &dec(l, 1), &dec(l, 2)};
+        float* ys[3] = {dq_, dk_, dv_};
+        MTLITE_RETURN_IF_ERROR(lins(qkv, l, 3, Ls, dx_, ys, nullptr, Act::kNone));
+      }
+      {
+        Span attention(prof, Op::kDecSelfAttnCore, l);
+        const uint64_t keys = uint64_t(n) * uint64_t(t + 1);
+        attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, n, t + 1, hd);
+        PartTimer part(rows.parts, Op::kAttentionPart, l, rows.lane, m, t + 1, hd);
+        for (int i = r0; i < rows.r1; ++i) {  // this step's K/V, written once at cache row t*R + slot
+          const size_t row = size_t(t) * R + size_t(slots[i]);
+          std::memcpy(kc + row * d, dk_ + size_t(i) * d, sizeof(float) * d);
+          std::memcpy(vc + row * d, dv_ + size_t(i) * d, sizeof(float) * d);
         }
-        if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), n, t + 1, hd);
-      });
-    }
-    {
-      Span out(prof, Op::kDecSelfAttnOut, l);
-      MTLITE_RETURN_IF_ERROR(lin(out, l, dec(l, 3), dctx_, dx_, dx_, Act::kNone));
+        ex.pool->ParallelFor(tasks, [&](int task, int thread) {
+          const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
+          float* scores = scores_ + size_t(rows.lane + task) * scores_stride;
+          for (int u = task; u < units; u += tasks) {
+            const int i = r0 + u / groups, g = u % groups, h = g * H / groups, nh = (g + 1) * H / groups - h;
+            // keys beyond t do not exist yet: causal by construction
+            AttendHeads(K, dq_ + size_t(i) * d + h * hd, kc + h * hd, vc + h * hd, d, anc_ + size_t(i) * T, t + 1, hd,
+                        nh, scaling, nullptr, scores, dctx_ + size_t(i) * d + h * hd);
+          }
+          if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), n, t + 1, hd);
+        });
+      }
+      {
+        Span out(prof, Op::kDecSelfAttnOut, l);
+        MTLITE_RETURN_IF_ERROR(lin(out, l, dec(l, 3), dctx_, dx_, dx_, Act::kNone));
+      }
     }
     Norm(prof, Op::kDecSelfAttnNorm, l, xr, m, Wt.self_attn_ln);
     // --- cross-attention over the source (its padding never enters), never causal ---
@@ -276,6 +289,34 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
     Norm(prof, Op::kDecFfnNorm, l, xr, m, Wt.final_ln);
   }
   return Status::Ok();
+}
+
+// The SSRU cell of layer l for rows [r0, r1) (x W^T in dq_, the forget gate's input in dk_):
+// f = sigmoid(x Wf^T + bf), c = f * c_parent + (1 - f) * x W^T, x += relu(c) (the residual add
+// before the layer norm). c_parent is the state the row's parent slot wrote at step t - 1
+// (generation (t - 1) % 2; zero at t = 0); c goes to generation t % 2 at the row's own slot, so
+// beam reordering gathers the parents' states without a copy. Portable scalar code, the same on
+// every kernel table (the exp is the specified ExpRef).
+void Transformer::SsruCell(int l, int t, int r0, int r1, const int32_t* slots) {
+  const Dims& x = dims_;
+  const int d = x.d, R = x.R, T = x.T;
+  const size_t layer = size_t(l) * R * d, generation = size_t(x.Ld) * R * d;
+  float* const cur = ssru_state_ + size_t(t & 1) * generation + layer;
+  const float* const prev = t > 0 ? ssru_state_ + size_t((t - 1) & 1) * generation + layer : nullptr;
+  for (int i = r0; i < r1; ++i) {
+    // the slot that computed position t - 1 on this row's path (position 0: the sentence's first)
+    const float* cp = prev ? prev + size_t(anc_[size_t(i) * T + t - 1] - (t - 1) * R) * d : nullptr;
+    float* c = cur + size_t(slots[i]) * d;
+    const float* xw = dq_ + size_t(i) * d;
+    const float* gate = dk_ + size_t(i) * d;
+    float* h = dx_ + size_t(i) * d;
+    for (int j = 0; j < d; ++j) {
+      const float f = 1.0f / (1.0f + kernels::ExpRef(-gate[j]));
+      const float cj = (cp ? f * cp[j] : 0.0f) + (1.0f - f) * xw[j];
+      c[j] = cj;
+      h[j] = (cj > 0.0f ? cj : 0.0f) + h[j];
+    }
+  }
 }
 
 Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_t* tokens, BeamHistory* history,

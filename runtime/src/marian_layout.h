@@ -23,7 +23,9 @@ namespace layout {
 // reader would take for token order; this code reads both.
 inline constexpr uint32_t kFormatVersion1 = 1;
 inline constexpr uint32_t kFormatVersionRowOrder = 2;
-inline constexpr uint32_t kFormatVersion = kFormatVersionRowOrder;  // the newest this code reads
+// Version 3: decoder layers of Config.decoder_layer_kind SSRU (older files stay version 1 or 2).
+inline constexpr uint32_t kFormatVersionSsru = 3;
+inline constexpr uint32_t kFormatVersion = kFormatVersionSsru;  // the newest this code reads
 inline constexpr uint64_t kDataAlignment = 64; // file offset alignment of every data buffer
 
 // ---- HF MarianMT tensor names ---------------------------------------------------------------
@@ -44,6 +46,11 @@ inline constexpr const char* kAttentionProjections[4] = {".q_proj", ".k_proj", "
 inline constexpr char kFc1[] = ".fc1";
 inline constexpr char kFc2[] = ".fc2";
 inline constexpr char kFinalNorm[] = ".final_layer_norm";
+// SSRU decoder layers (Config.decoder_layer_kind SSRU) instead of kSelfAttention/kSelfAttentionNorm:
+// W (x projection, no bias), Wf and bf (forget gate), the norm after the residual add.
+inline constexpr char kSsruInProj[] = ".ssru.in_proj";
+inline constexpr char kSsruForgetProj[] = ".ssru.forget_proj";
+inline constexpr char kSsruNorm[] = ".ssru_layer_norm";
 inline constexpr char kWeight[] = ".weight";
 inline constexpr char kBias[] = ".bias";
 

@@ -306,6 +306,18 @@ class Loader : public detail::LoaderBase {
     return LayerNorm(layer + norm, ln);
   }
 
+  // An SSRU decoder layer: W (no bias), Wf and bf, and its norm (in self_attn_ln).
+  Status Ssru(const Name& layer, detail::DecoderLayerView* l) {
+    const int d = md_->config.d_model;
+    if (root_->format_version() < layout::kFormatVersionSsru) {
+      return Invalid("config.decoder_layer_kind SSRU needs format_version " + std::to_string(layout::kFormatVersionSsru) +
+                     " (the file says " + std::to_string(root_->format_version()) + ")");
+    }
+    MTLITE_RETURN_IF_ERROR(Weight(layer + layout::kSsruInProj + layout::kWeight, d, d, &l->ssru_w));
+    MTLITE_RETURN_IF_ERROR(Linear(layer + layout::kSsruForgetProj, d, d, &l->ssru_wf, &l->ssru_bf));
+    return LayerNorm(layer + layout::kSsruNorm, &l->self_attn_ln);
+  }
+
   template <class LayerView>
   Status Ffn(const Name& layer, int ffn, LayerView* l) {
     const int d = md_->config.d_model;
@@ -356,7 +368,11 @@ class Loader : public detail::LoaderBase {
       const Name p = LayerPrefixName(layout::Side::kDecoder, i);
       detail::DecoderLayerView& l = md_->decoder[size_t(i)];
       component_ = {Part::kDecoderSelfAttention, i};
-      MTLITE_RETURN_IF_ERROR(Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, &l.self_attn, &l.self_attn_ln));
+      if (c.decoder_ssru) {
+        MTLITE_RETURN_IF_ERROR(Ssru(p, &l));
+      } else {
+        MTLITE_RETURN_IF_ERROR(Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, &l.self_attn, &l.self_attn_ln));
+      }
       component_ = {Part::kDecoderCrossAttention, i};
       MTLITE_RETURN_IF_ERROR(Attention(p, layout::kCrossAttention, layout::kCrossAttentionNorm, &l.cross_attn, &l.cross_attn_ln));
       component_ = {Part::kDecoderFfn, i};

@@ -103,8 +103,10 @@ struct EncoderLayerView {
 };
 
 struct DecoderLayerView {
-  AttentionView self_attn;
-  LayerNormView self_attn_ln;
+  AttentionView self_attn;     // empty in SSRU layers (config.decoder_ssru)
+  LayerNormView self_attn_ln;  // SSRU layers: the norm after the SSRU block
+  WeightView ssru_w, ssru_wf;  // SSRU layers: W (no bias), Wf
+  VectorView ssru_bf;
   AttentionView cross_attn;
   LayerNormView cross_attn_ln;
   WeightView fc1, fc2;

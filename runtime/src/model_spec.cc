@@ -59,6 +59,9 @@ constexpr ConfigField Activation(const char* name, ActivationKind C::*m, uint16_
 constexpr ConfigField Positions(const char* name, const char* schema, bool C::*m, uint16_t slot) {
   return Make(FieldKind::kPositions, name, schema, m, slot);
 }
+constexpr ConfigField DecoderLayer(const char* name, const char* schema, bool C::*m, uint16_t slot) {
+  return Make(FieldKind::kDecoderLayer, name, schema, m, slot);
+}
 constexpr ConfigField BannedIds(const char* name, std::vector<int> C::*m, uint16_t slot) {
   return Make(FieldKind::kBannedIds, name, name, m, slot);
 }
@@ -98,6 +101,7 @@ constexpr ConfigField kConfigFields[] = {
     BannedIds("bad_word_ids", &C::bad_word_ids, F::VT_BAD_WORD_IDS),
     Int("default_beam", &C::default_beam, F::VT_DEFAULT_BEAM, 1, kMaxBeam),
     Int("default_max_length", &C::default_max_length, F::VT_DEFAULT_MAX_LENGTH, 1, kMaxPositions),
+    DecoderLayer("decoder_layer", "decoder_layer_kind", &C::decoder_ssru, F::VT_DECODER_LAYER_KIND),
     Dtype("weight_type", &C::weight_type),  // bound with the weights (model.cc)
     Text("source_lang", &C::source_lang),   // metadata
     Text("target_lang", &C::target_lang),
@@ -105,8 +109,10 @@ constexpr ConfigField kConfigFields[] = {
 
 // The enum kinds are schema bytes.
 static_assert(std::is_same_v<std::underlying_type_t<fb::Activation>, int8_t> &&
-              std::is_same_v<std::underlying_type_t<fb::PositionKind>, int8_t>, "EnumCode is a byte");
+              std::is_same_v<std::underlying_type_t<fb::PositionKind>, int8_t> &&
+              std::is_same_v<std::underlying_type_t<fb::DecoderLayerKind>, int8_t>, "EnumCode is a byte");
 constexpr int8_t kSinusoidal = int8_t(fb::PositionKind::SinusoidalMarian), kTable = int8_t(fb::PositionKind::Table);
+constexpr int8_t kSelfAttention = int8_t(fb::DecoderLayerKind::SelfAttention), kSsru = int8_t(fb::DecoderLayerKind::SSRU);
 
 Status UnknownCode(const Name& field, int code) {
   return InvalidModel(field.str() + " " + std::to_string(code) + " is unknown");
@@ -118,6 +124,7 @@ ConfigFieldList ConfigFields() { return {kConfigFields, sizeof kConfigFields / s
 
 int EnumCode(const ConfigField& field, const ModelConfig& c) {
   if (field.kind == FieldKind::kActivation) return layout::ActivationCode(c.*field.member.activation);
+  if (field.kind == FieldKind::kDecoderLayer) return c.*field.member.b ? kSsru : kSelfAttention;
   return c.*field.member.b ? kTable : kSinusoidal;  // kPositions
 }
 
@@ -131,6 +138,7 @@ FieldValue ValueOf(const ConfigField& field, const ModelConfig& c) {
     case FieldKind::kBool: v.type = T::kBool; v.b = c.*m.b; break;
     case FieldKind::kActivation: v.type = T::kString; v.s = layout::ActivationName(c.*m.activation); break;
     case FieldKind::kPositions: v.type = T::kString; v.s = c.*m.b ? "table" : "sinusoidal"; break;
+    case FieldKind::kDecoderLayer: v.type = T::kString; v.s = c.*m.b ? "ssru" : "self_attention"; break;
     case FieldKind::kBannedIds: v.type = T::kIntList; v.ids = &(c.*m.ids); break;
     case FieldKind::kWeightType: v.type = T::kString; v.s = layout::DTypeName(c.*m.weight_type); break;
     case FieldKind::kText: v.type = T::kString; v.s = c.*m.text; break;
@@ -169,6 +177,12 @@ Status LoadConfigField(const ConfigField& field, const fb::Config& config, bool 
       const int code = t.GetField<int8_t>(field.slot, int8_t(EnumCode(field, defaults)));
       if (code != kSinusoidal && code != kTable) return UnknownCode(name, code);
       out->*m.b = code == kTable;
+      break;
+    }
+    case FieldKind::kDecoderLayer: {
+      const int code = t.GetField<int8_t>(field.slot, int8_t(EnumCode(field, defaults)));
+      if (code != kSelfAttention && code != kSsru) return UnknownCode(name, code);
+      out->*m.b = code == kSsru;
       break;
     }
     case FieldKind::kBannedIds: {

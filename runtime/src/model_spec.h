@@ -31,6 +31,7 @@ enum class FieldKind : uint8_t {
   kBool,        // bool
   kActivation,  // schema Activation <-> ActivationKind; shown by name ("silu")
   kPositions,   // schema PositionKind <-> bool (stored table); shown "sinusoidal" / "table"
+  kDecoderLayer,  // schema DecoderLayerKind <-> bool (SSRU); shown "self_attention" / "ssru"
   kBannedIds,   // [int], target ids never generated; a load into caller storage leaves the pad id
                 // out (every search masks it anyway), so that the vector stays unallocated
   kWeightType,  // not in the Config table: the weights' dtype (bound with them); shown by name
@@ -58,7 +59,7 @@ union FieldMember {
   constexpr FieldMember(std::string ModelConfig::*m) : text(m) {}       // NOLINT
   int ModelConfig::*i;                        // kInt
   float ModelConfig::*f;                      // kPositive
-  bool ModelConfig::*b;                       // kBool, kPositions
+  bool ModelConfig::*b;                       // kBool, kPositions, kDecoderLayer
   ActivationKind ModelConfig::*activation;    // kActivation
   std::vector<int> ModelConfig::*ids;         // kBannedIds
   WeightType ModelConfig::*weight_type;       // kWeightType
@@ -97,7 +98,7 @@ struct FieldValue {
   const std::vector<int>* ids = nullptr;  // kIntList: the member itself
 };
 FieldValue ValueOf(const ConfigField& field, const ModelConfig& c);
-// The schema's code (a byte) of an enum kind's value (kActivation, kPositions).
+// The schema's code (a byte) of an enum kind's value (kActivation, kPositions, kDecoderLayer).
 int EnumCode(const ConfigField& field, const ModelConfig& c);
 
 // Reads, checks and stores every field of `config` in table order; the first failure is a

@@ -45,6 +45,7 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
   kcache_ = plan.Get<float>(arena, kBufKCache);
   vcache_ = plan.Get<float>(arena, kBufVCache);
   anc_ = plan.Get<int32_t>(arena, kBufAncestors);
+  ssru_state_ = plan.Get<float>(arena, kBufSsruState);
   enc_scratch_ = {plan.Get<int8_t>(arena, kBufEncQuant), plan.Get<float>(arena, kBufEncQuantScale),
                   plan.Get<float>(arena, kBufEncStaging)};
   enc_quant_bytes_ = plan.buffer(kBufEncQuant).bytes;
@@ -73,8 +74,15 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
         {&L.cross_attn.q, &L.cross_attn.q_bias}, {&L.cross_attn.k, &L.cross_attn.k_bias},
         {&L.cross_attn.v, &L.cross_attn.v_bias}, {&L.cross_attn.o, &L.cross_attn.o_bias},
         {&L.fc1, &L.fc1_bias},                   {&L.fc2, &L.fc2_bias}};
-    for (int j = 0; j < kDecOps; ++j)
+    for (int j = 0; j < kDecOps; ++j) {
+      if (cfg_->decoder_ssru && j < 4) continue;  // below
       if (Status s = dec(l, j).Init(*std::get<0>(w[j]), *std::get<1>(w[j])); !s.ok()) return s;
+    }
+    if (cfg_->decoder_ssru) {  // SSRU: W (no bias) and Wf in the self-attention's q and k slots
+      static const VectorView kNoBias;
+      if (Status s = dec(l, 0).Init(L.ssru_w, kNoBias); !s.ok()) return s;
+      if (Status s = dec(l, 1).Init(L.ssru_wf, L.ssru_bf); !s.ok()) return s;
+    }
   }
   if (Status s = out_proj().Init(md.output_proj, md.final_logits_bias); !s.ok()) return s;
   dec_int8_ = enc_int8_ = true;
@@ -82,6 +90,7 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
     for (int j = 0; j < kEncOps; ++j) enc_int8_ = enc_int8_ && enc(l, j).int8();
   for (int l = 0; l < x.Ld; ++l)
     for (int j = 0; j < kDecOps; ++j) {
+      if (cfg_->decoder_ssru && (j == 2 || j == 3)) continue;  // unused
       dec_int8_ = dec_int8_ && dec(l, j).int8();
       if (j == 5 || j == 6) enc_int8_ = enc_int8_ && dec(l, j).int8();
     }

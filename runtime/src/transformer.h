@@ -5,8 +5,9 @@
 //   encoder layer i:  self-attention (q/k/v projection, masked attention, output projection,
 //                     + residual, layer norm), FFN (fc1 + activation, fc2 + residual, layer norm)
 //   cross K/V:        every decoder layer's cross-attention K and V, projected once per sentence
-//   decoder step t:   per layer: causal self-attention over the KV cache, cross-attention over
-//                     the cross K/V (source padding masked), FFN; then the output projection
+//   decoder step t:   per layer: causal self-attention over the KV cache (or Marian's SSRU cell
+//                     over the parent's state), cross-attention over the cross K/V (source padding
+//                     masked), FFN; then the output projection
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,7 @@ namespace detail {
 class Transformer {
  public:
   static constexpr int kEncOps = 6;   // q k v o fc1 fc2
-  static constexpr int kDecOps = 10;  // q k v o, cross q k v o, fc1 fc2
+  static constexpr int kDecOps = 10;  // q k v o (SSRU: W Wf - -), cross q k v o, fc1 fc2
   static int NumOps(const ModelConfig& c) { return c.encoder_layers * kEncOps + c.decoder_layers * kDecOps + 1; }
 
   Transformer() = default;
@@ -118,6 +119,7 @@ class Transformer {
   };
   Status DecoderLayers(const Exec& ex, const Rows& rows, int t, const int32_t* slots, const int32_t* tokens,
                        BeamHistory* history, int align_layer);
+  void SsruCell(int l, int t, int r0, int r1, const int32_t* slots);  // decoder_step.cc
   Status EncodeSentences(const Exec& ex, const EncPart& part, const int32_t* src_ids, int nb);
   Status EncLinear(const Exec& ex, const EncPart& part, int layer, Linear& L, int n, const float* in, int in_row,
                    float* y, int y_row, bool residual, kernels::Act act);
@@ -148,7 +150,8 @@ class Transformer {
   float *dx_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr, *dctx_ = nullptr, *dffn_ = nullptr;
   float* logits_ = nullptr;         // [R][V]
   float* token_order_row_ = nullptr;  // [V] when the projection's rows are in a shortlist's order
-  float *kcache_ = nullptr, *vcache_ = nullptr;  // [Ld][T][R][d]
+  float *kcache_ = nullptr, *vcache_ = nullptr;  // [Ld][T][R][d] (self-attention layers)
+  float* ssru_state_ = nullptr;     // [2][Ld][R][d] (SSRU layers): step t writes generation t % 2
   int32_t* anc_ = nullptr;          // [R][T]
   LinearScratch enc_scratch_, dec_scratch_;
   size_t enc_quant_bytes_ = 0;  // enc_scratch_: quantized bytes, and

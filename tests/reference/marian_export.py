@@ -18,6 +18,9 @@ embeddings [vocab, d]. Names:
   encoder_l{i}_self_{Wq,bq,Wk,bk,Wv,bv,Wo,bo,Wo_ln_scale,Wo_ln_bias}
   encoder_l{i}_ffn_{W1,b1,W2,b2,ffn_ln_scale,ffn_ln_bias}
   decoder_l{i}_self_*, decoder_l{i}_context_*, decoder_l{i}_ffn_*
+  decoder_l{i}_rnn_{W,Wf,bf,ffn_ln_scale,ffn_ln_bias} instead of decoder_l{i}_self_* when the HF
+  directory's config.json says "decoder_layer_kind": "ssru" (make_ssru_checkpoint.py; Marian's
+  transformer-decoder-autoreg: rnn, dec-cell: ssru)
   decoder_ff_logit_out_b [1, V]
 Tying layouts (--tying):
   all     one `Wemb` for source, target and output           (tied-embeddings-all: true)
@@ -73,6 +76,7 @@ def _yaml_value(v):
 
 def model_yml(cfg, tying, src_vocab, tgt_vocab):
     """Marian's model options (the flat YAML Marian embeds as special:model.yml)."""
+    ssru = cfg.get("decoder_layer_kind", "self_attention") == "ssru"
     act = cfg.get("activation_function", "swish")
     if act not in ACTIVATIONS:
         raise SystemExit(f"activation_function {act!r} has no Marian counterpart")
@@ -90,7 +94,7 @@ def model_yml(cfg, tying, src_vocab, tgt_vocab):
         "transformer-postprocess": "dan",
         "transformer-postprocess-emb": "d",
         "transformer-postprocess-top": "",
-        "transformer-decoder-autoreg": "self-attention",
+        "transformer-decoder-autoreg": "rnn" if ssru else "self-attention",
         "transformer-no-projection": False,
         "transformer-tied-layers": [],
         "transformer-train-position-embeddings": False,
@@ -108,6 +112,9 @@ def model_yml(cfg, tying, src_vocab, tgt_vocab):
         "ulr": False,
         "version": "v1.10.0",
     }
+    if ssru:
+        opts["dec-cell"] = "ssru"
+        opts["layer-normalization"] = False
     lines = []
     for k in sorted(opts):
         v = opts[k]
@@ -212,7 +219,12 @@ def marian_params(hf_dir, tying, vocab_mode):
         ffn(f"encoder_l{i + 1}", hf)
     for i in range(cfg["decoder_layers"]):
         hf = f"model.decoder.layers.{i}"
-        attn(f"decoder_l{i + 1}_self", f"{hf}.self_attn", f"{hf}.self_attn_layer_norm")
+        if cfg.get("decoder_layer_kind", "self_attention") == "ssru":
+            p[f"decoder_l{i + 1}_rnn_W"] = w[f"{hf}.ssru.in_proj.weight"].T.copy()
+            lin(f"decoder_l{i + 1}_rnn_?f", f"{hf}.ssru.forget_proj")
+            ln(f"decoder_l{i + 1}_rnn_ffn", f"{hf}.ssru_layer_norm")
+        else:
+            attn(f"decoder_l{i + 1}_self", f"{hf}.self_attn", f"{hf}.self_attn_layer_norm")
         attn(f"decoder_l{i + 1}_context", f"{hf}.encoder_attn", f"{hf}.encoder_attn_layer_norm")
         ffn(f"decoder_l{i + 1}", hf)
 

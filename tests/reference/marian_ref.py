@@ -247,13 +247,19 @@ class MarianRef:
         self.dec_pos = w.get("model.decoder.embed_positions.weight", marian_sinusoid(maxpos, self.d))
         # Projections as nn.Linear, keyed by their checkpoint name with '/' for '.' (module names
         # cannot hold dots).
+        # Decoder layers of Marian's SSRU cell (marian_semantics.py) instead of self-attention:
+        # config.json "decoder_layer_kind": "ssru" (not an HF key; random test checkpoints only).
+        self.ssru = cfg.get("decoder_layer_kind", "self_attention") == "ssru"
         names = []
+        dec_attn = ("encoder_attn",) if self.ssru else ("self_attn", "encoder_attn")
         for side, n, attn in (("encoder", self.enc_layers, ("self_attn",)),
-                              ("decoder", self.dec_layers, ("self_attn", "encoder_attn"))):
+                              ("decoder", self.dec_layers, dec_attn)):
             for i in range(n):
                 p = f"model.{side}.layers.{i}"
                 names += [f"{p}.{a}.{x}_proj" for a in attn for x in ("q", "k", "v", "out")]
                 names += [p + ".fc1", p + ".fc2"]
+                if side == "decoder" and self.ssru:
+                    names += [p + ".ssru.in_proj", p + ".ssru.forget_proj"]
         self.proj = nn.ModuleDict({n.replace(".", "/"): _linear(w[n + ".weight"], w.get(n + ".bias"))
                                    for n in names})
         self.proj[self.OUT] = _linear(self.out_w, None)
@@ -336,6 +342,10 @@ class MarianRef:
 
     # -- decoder
 
+    def new_cache(self, capacity):
+        """The decoder's per-hypothesis memory (select(idx, length) keeps rows idx)."""
+        return KVCache(self.dec_layers, capacity)
+
     def decode(self, tgt, past_len, cache, xkv, xmask, causal=False):
         """tgt [N,T] decoder inputs at positions past_len..past_len+T-1; cache: a KVCache
         holding past_len positions (updated). Returns logits [N,T,V]."""
@@ -381,7 +391,7 @@ class MarianRef:
         src, lens = self._batch([src_ids])
         enc, mask = self.encode(src, lens)
         dec_in = torch.tensor([[self.start] + list(tgt_ids[:-1])], dtype=torch.long)
-        cache = KVCache(self.dec_layers, dec_in.shape[1])
+        cache = self.new_cache(dec_in.shape[1])
         return self.decode(dec_in, 0, cache, self.cross_kv(enc), mask, causal=True)[0]
 
     def step_logprobs(self, logits):
@@ -411,7 +421,7 @@ class MarianRef:
         mls = self._max_len(max_length, B)
         enc, mask = self.encode(src, lens)
         xkv = self.cross_kv(enc)
-        cache = KVCache(self.dec_layers, max(mls))
+        cache = self.new_cache(max(mls))
         cur = torch.full((B, 1), self.start, dtype=torch.long)
         out = [[] for _ in range(B)]
         sums = torch.zeros(B)
@@ -474,7 +484,7 @@ class MarianRef:
         rep = torch.arange(B).repeat_interleave(K)
         mask = mask.index_select(0, rep)
         xkv = [(k.index_select(0, rep), v.index_select(0, rep)) for k, v in self.cross_kv(enc)]
-        cache = KVCache(self.dec_layers, max(mls))
+        cache = self.new_cache(max(mls))
         scores = torch.zeros(B, K)
         scores[:, 1:] = -1e9
         tokens = [[[] for _ in range(K)] for _ in range(B)]

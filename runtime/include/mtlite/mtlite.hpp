@@ -97,6 +97,9 @@ struct ModelConfig {
   std::vector<int> bad_word_ids;
   int default_beam = 4;
   int default_max_length = 256;
+  // Decoder layers run Marian's SSRU cell (one state vector per hypothesis) instead of causal
+  // self-attention (Marian's transformer-decoder-autoreg: rnn with dec-cell: ssru).
+  bool decoder_ssru = false;
   WeightType weight_type = WeightType::kF32;
   std::string source_lang, target_lang;
 };

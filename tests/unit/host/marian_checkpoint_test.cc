@@ -272,7 +272,8 @@ TEST(MarianCheckpoint, UnsupportedOptionsAreNamed) {
       {"transformer-preprocess: n", "unsupported option transformer-preprocess: n"},
       {"transformer-postprocess: da", "unsupported option transformer-postprocess: da"},
       {"transformer-postprocess-emb: dn", "unsupported option transformer-postprocess-emb: dn"},
-      {"transformer-decoder-autoreg: rnn", "unsupported option transformer-decoder-autoreg: rnn"},
+      {"transformer-decoder-autoreg: average-attention", "unsupported option transformer-decoder-autoreg: average-attention"},
+      {"transformer-decoder-autoreg: rnn", "unsupported option dec-cell: gru"},  // Marian's default cell
       {"transformer-ffn-activation: gelu", "unsupported option transformer-ffn-activation: gelu"},
       {"transformer-ffn-depth: 3", "unsupported option transformer-ffn-depth: 3"},
       {"transformer-train-position-embeddings: true", "transformer-train-position-embeddings: true"},
@@ -319,6 +320,70 @@ TEST(MarianCheckpoint, TensorsMustMatchTheOptions) {
   EXPECT_NE(s.message().find("does not use: decoder_l1_rnn_W"), std::string::npos) << s.message();
   s = ParseBytes(Rewrite(base, base.yaml_text, "", {{"encoder_l1_self_Wq_QuantMultA", 0x0404, {1, 1}, std::string(4, '\0')}}), &c);
   EXPECT_TRUE(s.ok()) << s.ToString();  // precomputed activation scales are ignored
+}
+
+// ---- SSRU decoder layers (transformer-decoder-autoreg: rnn, dec-cell: ssru) -------------------
+
+// `base` with its decoder self-attention replaced by SSRU tensors of distinct values.
+std::string SsruRewrite(const MarianCheckpoint& base, const std::string& yaml, bool with_bf = true) {
+  MarianCheckpoint c = base;
+  for (auto it = c.tensors.begin(); it != c.tensors.end();) {
+    if (it->first.rfind("decoder_l1_self", 0) == 0) it = c.tensors.erase(it);
+    else ++it;
+  }
+  const int64_t d = base.options.dim_emb;
+  auto put = [&](const std::string& name, std::vector<int64_t> shape, float offset) {
+    MarianTensor& t = c.tensors[name];
+    t.shape = shape;
+    t.values.resize(size_t(shape[0] * shape[1]));
+    for (size_t i = 0; i < t.values.size(); ++i) t.values[i] = offset + 0.01f * float(i);
+  };
+  put("decoder_l1_rnn_W", {d, d}, 1);
+  put("decoder_l1_rnn_Wf", {d, d}, 2);
+  if (with_bf) put("decoder_l1_rnn_bf", {1, d}, 3);
+  put("decoder_l1_rnn_ffn_ln_scale", {1, d}, 4);
+  put("decoder_l1_rnn_ffn_ln_bias", {1, d}, 5);
+  return Rewrite(c, yaml);
+}
+
+TEST(MarianCheckpoint, SsruDecoderLayersAreReadAndMapped) {
+  MarianCheckpoint base = Read("all.bin");
+  const std::string rnn = ReplaceLine(base.yaml_text, "transformer-decoder-autoreg", "transformer-decoder-autoreg: rnn");
+  const std::string yaml = rnn + "dec-cell: ssru\n";
+  MarianCheckpoint c;
+  Status s = ParseBytes(SsruRewrite(base, yaml), &c);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(c.options.decoder_ssru);
+  EXPECT_FALSE(base.options.decoder_ssru);
+  std::map<std::string, HfTensor> hf;
+  ASSERT_TRUE(converter::MarianToHfTensors(c, &hf).ok());
+  EXPECT_EQ(hf.count("model.decoder.layers.0.self_attn.q_proj.weight"), 0u);
+  const int d = 8;
+  const HfTensor& w = hf.at("model.decoder.layers.0.ssru.in_proj.weight");  // [out, in] = W^T
+  ASSERT_EQ(w.shape, (std::vector<int64_t>{d, d}));
+  const MarianTensor& mw = c.tensors.at("decoder_l1_rnn_W");  // [in, out]
+  for (int o = 0; o < d; ++o)
+    for (int i = 0; i < d; ++i) EXPECT_EQ(w.values[size_t(o) * d + i], mw.values[size_t(i) * d + o]);
+  const HfTensor& wf = hf.at("model.decoder.layers.0.ssru.forget_proj.weight");
+  EXPECT_EQ(wf.values[1], c.tensors.at("decoder_l1_rnn_Wf").values[d]);
+  EXPECT_EQ(hf.at("model.decoder.layers.0.ssru.forget_proj.bias").shape, (std::vector<int64_t>{d}));
+  EXPECT_EQ(hf.at("model.decoder.layers.0.ssru.forget_proj.bias").values, c.tensors.at("decoder_l1_rnn_bf").values);
+  EXPECT_EQ(hf.at("model.decoder.layers.0.ssru_layer_norm.weight").values,
+            c.tensors.at("decoder_l1_rnn_ffn_ln_scale").values);
+  EXPECT_EQ(hf.at("model.decoder.layers.0.ssru_layer_norm.bias").values,
+            c.tensors.at("decoder_l1_rnn_ffn_ln_bias").values);
+  // cross-attention and FFN stay
+  EXPECT_EQ(hf.count("model.decoder.layers.0.encoder_attn.q_proj.weight"), 1u);
+
+  // a missing SSRU tensor, other cells, the cell's own layer norms, self-attention tensors left
+  s = ParseBytes(SsruRewrite(base, yaml, /*with_bf=*/false), &c);
+  EXPECT_NE(s.message().find("missing tensor decoder_l1_rnn_bf [1, 8]"), std::string::npos) << s.message();
+  s = ParseBytes(SsruRewrite(base, rnn + "dec-cell: lstm\n"), &c);
+  EXPECT_NE(s.message().find("unsupported option dec-cell: lstm"), std::string::npos) << s.message();
+  s = ParseBytes(SsruRewrite(base, yaml + "layer-normalization: true\n"), &c);
+  EXPECT_NE(s.message().find("unsupported option layer-normalization: true"), std::string::npos) << s.message();
+  s = ParseBytes(Rewrite(base, yaml), &c);
+  EXPECT_NE(s.message().find("missing tensor decoder_l1_rnn_W [8, 8]"), std::string::npos) << s.message();
 }
 
 // ---- damaged containers -----------------------------------------------------------------------

@@ -338,7 +338,7 @@ TEST(MarianConvert, ErrorsNameTheOptionOrFile) {
       {"right-left: false", "right-left: true "},
       {"transformer-ffn-activation: swish", "transformer-ffn-activation: gelu "},
       {"transformer-postprocess: dan", "transformer-postprocess: da "},
-      {"transformer-decoder-autoreg: self-attention", "transformer-decoder-autoreg: rnn           "},
+      {"transformer-decoder-autoreg: self-attention", "transformer-decoder-autoreg: average-att   "},
       {"type: transformer", "type: s2s        "},
   };
   for (const auto& [from, to] : options) {

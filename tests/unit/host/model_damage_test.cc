@@ -188,11 +188,11 @@ TEST(Damage, WrongIdentifier) {
 
 TEST(Damage, FutureFormatVersionIsUnsupported) {
   ModelSpec spec = TinySpec();
-  spec.format_version = 3;
+  spec.format_version = 4;
   const AlignedBytes b = converter::SerializeModel(spec);
-  const Status s = ExpectRejected(b.data(), b.size(), "v3");
+  const Status s = ExpectRejected(b.data(), b.size(), "v4");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_EQ(s.message(), "format version 3 is newer than this runtime (2)");
+  EXPECT_EQ(s.message(), "format version 4 is newer than this runtime (3)");
   spec.format_version = 0;
   const AlignedBytes z = converter::SerializeModel(spec);
   EXPECT_EQ(ExpectRejected(z.data(), z.size(), "v0").code(), StatusCode::kInvalidModel);
@@ -525,7 +525,7 @@ std::vector<std::pair<std::string, AlignedBytes>> MakeSeeds() {
   std::memcpy(ident.data() + 8, "MTL0", 4);
   seeds.push_back({"wrong_identifier.mtlite", ident});
   ModelSpec future = TinySpec();
-  future.format_version = 3;
+  future.format_version = 4;
   seeds.push_back({"future_version.mtlite", converter::SerializeModel(future)});
   ModelSpec huge = TinySpec();
   huge.config.d_model = 1 << 30;

@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""Decoder layers of Marian's SSRU cell (the Firefox Translations students' transformer-decoder-
+autoreg: rnn, dec-cell: ssru), checked against Marian itself (Bergamot, Marian compiled to
+WebAssembly: tests/reference/bergamot, installed by scripts/setup.sh with `npm ci`).
+
+The checkpoint: make_ssru_checkpoint.py --shape demo (the demo model's trained weights, each
+decoder self-attention replaced by a random SSRU cell), exported by marian_export.py as a Marian
+model.bin with its vocab.spm. On the first 300 sentences of multi30k.val, greedy, float32:
+  * the PyTorch reference (marian_semantics.py, SSRU as Marian's cells.h defines it) against
+    Bergamot: at least 99% of the lines identical;
+  * `mtlite convert model.bin --vocab vocab.spm --quantize fp32`, translated by mtlite, against
+    Bergamot: at least 99% identical;
+  * beam 4: mtlite against the PyTorch reference's beam search (the same HF-style search; the
+    SSRU states follow each hypothesis's parent): at least 97% identical.
+Both sides cut a sentence at Marian's length cap, 3 x its source tokens (</s> included) generated
+tokens: Bergamot with --max-length-factor 3 one sentence per batch (Marian takes the cap from the
+batch's longest source), mtlite with --max-length 3 x source + 1 (its cap counts </s>; one call
+per cap), the reference with max_length 3 x source + 1. Many outputs of this half-random network
+repeat until the cap, so equal caps are what makes whole lines comparable.
+Skipped (with the reason) where node or the Bergamot package is not installed.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from parity_common import DEV, mtlite_bin  # noqa: E402
+from test_marian_bergamot import BERGAMOT, bergamot_missing  # noqa: E402
+
+N = 300
+N_BEAM = 100
+MIN_SAME = 0.99
+MIN_BEAM_SAME = 0.97
+
+
+@unittest.skipIf(bergamot_missing(), bergamot_missing() or "")
+class SsruAgainstBergamot(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        import make_ssru_checkpoint
+        import marian_export
+        cls.tmp = tempfile.mkdtemp(prefix="ssru-")
+        cls.hf = make_ssru_checkpoint.make(os.path.join(cls.tmp, "hf"), "demo", seed=1)
+        cls.dir = os.path.join(cls.tmp, "marian")
+        marian_export.main([cls.hf, cls.dir, "--tying", "all", "--format", "bin"])
+        cls.vocab = os.path.join(cls.dir, "vocab.spm")
+        with open(os.path.join(DEV, "multi30k.val.en"), encoding="utf-8") as f:
+            cls.src = [next(f).rstrip("\n") for _ in range(N)]
+        cls.cache = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def reference(self):
+        if "ref" not in self.cache:
+            import torch
+            torch.set_num_threads(1)
+            from marian_ref import TextTools
+            from marian_semantics import MarianSemanticsRef
+            m = MarianSemanticsRef(self.hf)
+            self.assertTrue(m.ssru)
+            tt = TextTools(self.hf)
+            srcs = [tt.encode(s) for s in self.src]
+            self.cache["ref"] = (m, tt, srcs)
+        return self.cache["ref"]
+
+    def bergamot(self):
+        if "bergamot" not in self.cache:
+            r = subprocess.run(["node", os.path.join(BERGAMOT, "translate.mjs"), "--model",
+                                os.path.join(self.dir, "model.bin"), "--vocab", self.vocab, "--precision", "float32",
+                                "--max-length-factor", "3", "--batch", "1"],
+                               input="\n".join(self.src) + "\n", capture_output=True, text=True, timeout=1200)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            out = r.stdout.split("\n")[:-1]
+            self.assertEqual(len(out), N, r.stderr)
+            self.cache["bergamot"] = [line.strip() for line in out]
+        return self.cache["bergamot"]
+
+    def mtlite_model(self):
+        if "model" not in self.cache:
+            out = os.path.join(self.tmp, "ssru.fp32.mtlite")
+            r = subprocess.run([mtlite_bin(), "convert", os.path.join(self.dir, "model.bin"), "--vocab", self.vocab,
+                                "--quantize", "fp32", "-o", out], capture_output=True, text=True, timeout=600)
+            if r.returncode != 0 and "--vocab" in r.stderr and "unknown" in r.stderr:
+                self.skipTest("this mtlite convert reads HF directories only")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            info = subprocess.run([mtlite_bin(), "info", out], capture_output=True, text=True, timeout=60)
+            self.assertIn('decoder_layer            "ssru"', info.stdout)
+            self.cache["model"] = out
+        return self.cache["model"]
+
+    def mtlite(self, lines, beam):
+        """mtlite's translations, each capped at Marian's length: one call per cap."""
+        _, _, srcs = self.reference()
+        caps = {}
+        for i in range(len(lines)):
+            caps.setdefault(3 * len(srcs[i]) + 1, []).append(i)
+        out = [None] * len(lines)
+        model = self.mtlite_model()
+        for cap, rows in sorted(caps.items()):
+            r = subprocess.run([mtlite_bin(), "translate", "-m", model, "--beam", str(beam), "--batch", "8",
+                                "--max-length", str(cap), "-q"],
+                               input="\n".join(lines[i] for i in rows) + "\n", capture_output=True, text=True,
+                               timeout=900)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            got = r.stdout.split("\n")[:-1]
+            self.assertEqual(len(got), len(rows), r.stderr)
+            for i, line in zip(rows, got):
+                out[i] = line.strip()
+        return out
+
+    def compare(self, what, ref, got, floor):
+        diff = [(i, a, b) for i, (a, b) in enumerate(zip(ref, got)) if a != b]
+        same = len(ref) - len(diff)
+        print(f"{what}: {same}/{len(ref)} lines identical ({100.0 * same / len(ref):.1f}%)", file=sys.stderr)
+        for i, a, b in diff[:5]:
+            print(f"  line {i + 1}:\n    {a[:160]}\n    {b[:160]}", file=sys.stderr)
+        self.assertGreaterEqual(same, floor * len(ref), diff[:3])
+
+    def test_reference_equals_bergamot(self):
+        m, tt, srcs = self.reference()
+        hyps = m.greedy(srcs, max_length=[3 * len(s) + 1 for s in srcs])
+        ref = [tt.decode(ids).strip() for ids, _ in hyps]
+        distinct = len(set(ref))
+        self.assertGreater(distinct, 0.9 * N, "the outputs should depend on the source")
+        self.compare("SSRU greedy float32, PyTorch reference = Bergamot", ref, self.bergamot(), MIN_SAME)
+
+    def test_mtlite_fp32_equals_bergamot(self):
+        self.compare("SSRU greedy float32, mtlite = Bergamot", self.bergamot(), self.mtlite(self.src, 1), MIN_SAME)
+
+    def test_mtlite_beam_equals_the_reference_beam(self):
+        m, tt, srcs = self.reference()
+        hyps = m.beam(srcs[:N_BEAM], beam_size=4, max_length=[3 * len(s) + 1 for s in srcs[:N_BEAM]])
+        ref = [tt.decode(h[0][0]).strip() for h in hyps]
+        self.compare("SSRU beam 4 float32, mtlite = PyTorch reference", ref, self.mtlite(self.src[:N_BEAM], 4),
+                     MIN_BEAM_SAME)
+
+
+if __name__ == "__main__":
+    unittest.main()

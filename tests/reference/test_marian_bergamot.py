@@ -32,11 +32,16 @@ N = 100
 
 
 def bergamot_missing():
+    """Why the Bergamot checks cannot run (None: they can). With MTLITE_REQUIRE_BERGAMOT=1
+    (scripts/test.sh sets it) a missing Bergamot is an error instead of a skip."""
+    why = None
     if shutil.which("node") is None:
-        return "node is not installed"
-    if not os.path.exists(os.path.join(BERGAMOT, "node_modules", "@browsermt", "bergamot-translator")):
-        return "Bergamot is not installed (scripts/setup.sh, or `npm ci` in tests/reference/bergamot)"
-    return None
+        why = "node is not installed"
+    elif not os.path.exists(os.path.join(BERGAMOT, "node_modules", "@browsermt", "bergamot-translator")):
+        why = "Bergamot is not installed (scripts/setup.sh, or `npm ci` in tests/reference/bergamot)"
+    if why and os.environ.get("MTLITE_REQUIRE_BERGAMOT") == "1":
+        raise RuntimeError(why + " and MTLITE_REQUIRE_BERGAMOT=1")
+    return why
 
 
 def read_bin(path):

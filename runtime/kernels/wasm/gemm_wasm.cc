@@ -4,14 +4,16 @@
 // A 32-byte weight group is 8 rows x 4 k: bytes 0..15 are rows 0-3, 16..31 rows 4-7. Each
 // quarter, loaded widened to int16 (i16x8.load8x8_s), holds two rows x 4 k; the group's 4
 // activations, loaded as one 32-bit splat and widened (a0 a1 a2 a3 a0 a1 a2 a3), line up with it.
-// The widening loads are one instruction each on x86-64 (vpmovsxbw from memory), where a 16-byte
-// load widened by i16x8.extend_{low,high}_i8x16_s takes three vector operations per half and
-// the vector units bound the loop: -10 % CPU time per GEMV in cache (m = 1, k 256, n 1024, node).
-// Two groups summed in int16 (i16x8.extmul_{low,high}_i8x16_s, then i32x4.extadd_pairwise) is
-// exact too, but slower there: the extended multiplies lower to several instructions each.
 // i32x4.dot_i16x8_s multiplies lane by lane and adds adjacent pairs exactly into int32:
 // (r k01, r k23, r' k01, r' k23), accumulated with i32x4.add over the groups; a final pairwise
 // add gives one int32 per row. Products and sums are exact (|a| <= 127, |w| <= 128).
+//
+// The widening loads are one instruction each on x86-64 (vpmovsxbw from memory), where a 16-byte
+// load widened by i16x8.extend_{low,high}_i8x16_s takes three vector operations per half and
+// the vector units bound the loop: -10 % CPU time per GEMV in cache (m = 1, k 256, n 1024, node).
+// Two groups summed in int16 (i16x8.extmul_{low,high}_i8x16_s, i16x8.add, then
+// i32x4.extadd_pairwise_i16x8_s) is exact too, but slower there (+35 %): each extended multiply
+// sign-extends both operands before vpmullw, 3 operations (low) or 5 (high).
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 

@@ -1,12 +1,19 @@
 // int8 GEMM / GEMV on the BlockedN8K4 layout with WebAssembly SIMD128: the micro-kernel of the
 // shared tile driver (generic/gemm_driver.h), reading the weights in place.
 //
-// A 32-byte weight group is 8 rows x 4 k: bytes 0..15 are rows 0-3, 16..31 rows 4-7. Each half
-// widened to int16 (i16x8.extend_{low,high}_i8x16_s) holds two rows x 4 k; the group's 4
+// A 32-byte weight group is 8 rows x 4 k: bytes 0..15 are rows 0-3, 16..31 rows 4-7. Each
+// quarter, loaded widened to int16 (i16x8.load8x8_s), holds two rows x 4 k; the group's 4
 // activations, loaded as one 32-bit splat and widened (a0 a1 a2 a3 a0 a1 a2 a3), line up with it.
 // i32x4.dot_i16x8_s multiplies lane by lane and adds adjacent pairs exactly into int32:
 // (r k01, r k23, r' k01, r' k23), accumulated with i32x4.add over the groups; a final pairwise
 // add gives one int32 per row. Products and sums are exact (|a| <= 127, |w| <= 128).
+//
+// The widening loads are one instruction each on x86-64 (vpmovsxbw from memory), where a 16-byte
+// load widened by i16x8.extend_{low,high}_i8x16_s takes three vector operations per half and
+// the vector units bound the loop: -10 % CPU time per GEMV in cache (m = 1, k 256, n 1024, node).
+// Two groups summed in int16 (i16x8.extmul_{low,high}_i8x16_s, i16x8.add, then
+// i32x4.extadd_pairwise_i16x8_s) is exact too, but slower there (+35 %): each extended multiply
+// sign-extends both operands before vpmullw, 3 operations (low) or 5 (high).
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 
@@ -36,9 +43,8 @@ inline void TileOneBlock(int kg, const int8_t* a, int lda, const int8_t* wb, F8:
   for (int i = 0; i < MR; ++i) acc[i].r01 = acc[i].r23 = acc[i].r45 = acc[i].r67 = wasm_i32x4_splat(0);
   for (int g = 0; g < kg; ++g) {
     const int8_t* wg = wb + size_t(g) * 32;
-    const v128_t w0 = wasm_v128_load(wg), w1 = wasm_v128_load(wg + 16);
-    const v128_t w01 = wasm_i16x8_extend_low_i8x16(w0), w23 = wasm_i16x8_extend_high_i8x16(w0);
-    const v128_t w45 = wasm_i16x8_extend_low_i8x16(w1), w67 = wasm_i16x8_extend_high_i8x16(w1);
+    const v128_t w01 = wasm_i16x8_load8x8(wg), w23 = wasm_i16x8_load8x8(wg + 8);
+    const v128_t w45 = wasm_i16x8_load8x8(wg + 16), w67 = wasm_i16x8_load8x8(wg + 24);
 #pragma GCC unroll 4
     for (int i = 0; i < MR; ++i) {
       const v128_t av = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a + size_t(i) * lda + g * 4));

@@ -4,13 +4,16 @@
 // loads the demo model with the page's button, types the sentences, translates (in the page's Web
 // Worker), waits for the end, and checks that the translations equal EXPECTED (the native CLI's
 // output for SENTENCES), that they grew token by token (stream events beyond one per sentence),
-// that the module ran the wasm-simd128 kernels, and that the page logged no error. Saves a
-// screenshot. CHROMIUM: the browser (default chromium).
+// that the module ran the wasm-simd128 kernels, that the page shows the cross-attention heatmap of
+// the last sentence ([target tokens with </s>] x [source tokens], each row's most attended source
+// token as the JavaScript API under node gives them for the same model, sentence and beam) and the
+// profiler's table (rows, slowest first), and that the page logged no error. Saves a screenshot of the whole page. CHROMIUM: the browser (default chromium).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../web/page/serve.mjs';
+import { Mtlite } from '../../web/mtlite.js';
 
 const [sentencesFile, expectedFile, screenshot, beam = '1'] = process.argv.slice(2);
 const sentences = readFileSync(sentencesFile, 'utf8').replace(/\n$/, '');
@@ -118,11 +121,38 @@ try {
     fail(`${differ.length} of ${n} translations differ from the native CLI's; first: line ${differ[0] + 1}:\n` +
       `  page:   ${have[differ[0]]}\n  native: ${want[differ[0]]}`);
   if (!(tokens > n)) fail(`${tokens} stream events for ${n} sentences: the translations did not grow token by token`);
+  // The heatmap against the API under node: the same model (as served), the last sentence, the beam.
+  const mt = await Mtlite.load();
+  const model = mt.loadModel(new Uint8Array(await (await fetch(`${url}demo.int8.mtlite`)).arrayBuffer()));
+  const last = sentences.split('\n').at(-1);
+  const [{ hypotheses: [h] }] = model.createTranslator({ maxBeam: 8, alignments: true })
+    .translate([last], { beam: Number(beam), alignments: true });
+  const rowArgmax = [];
+  for (let i = 0; i <= h.ids.length; i++) {
+    const row = h.alignment.subarray(i * h.sourceTokens, (i + 1) * h.sourceTokens);
+    rowArgmax.push(row.indexOf(Math.max(...row)));
+  }
+  model.dispose();
+  const heat = await evaluate(`(() => { const c = document.getElementById('heatmap');
+    return { rows: Number(c.dataset.rows), cols: Number(c.dataset.cols), argmax: c.dataset.argmax, width: c.width, height: c.height }; })()`);
+  if (heat.rows !== h.ids.length + 1 || heat.cols !== h.sourceTokens)
+    fail(`heatmap ${heat.rows} x ${heat.cols}, the last sentence has ${h.ids.length + 1} target tokens (with </s>) x ${h.sourceTokens} source tokens`);
+  else if (heat.argmax !== rowArgmax.join(' '))
+    fail(`heatmap's most attended source tokens ${heat.argmax}, the API's ${rowArgmax.join(' ')}`);
+  if (!(heat.width > 0 && heat.height > 0)) fail(`heatmap canvas ${heat.width} x ${heat.height}: nothing drawn`);
+  const table = await evaluate(`[...document.querySelectorAll('#profile tbody tr')].map((r) => [...r.cells].map((c) => c.textContent))`);
+  const ms = table.map((r) => Number(r[4]));
+  if (!(table.length > 0 && table.length <= 15)) fail(`profile table: ${table.length} rows (want 1 to 15)`);
+  else if (ms.some((t, i) => !(t >= 0) || (i > 0 && t > ms[i - 1]))) fail(`profile table not sorted by time: ${ms.join(' ')}`);
+  else if (table.some((r) => !r[0] || !(Number(r[3]) > 0))) fail(`profile table: a row without op or calls: ${JSON.stringify(table)}`);
   if (errors.length) fail(`page errors: ${errors.join('; ')}`);
-  const shot = await s('Page.captureScreenshot', { format: 'png' });
+  const height = await evaluate(`document.documentElement.scrollHeight`);
+  const shot = await s('Page.captureScreenshot',
+    { format: 'png', captureBeyondViewport: true, clip: { x: 0, y: 0, width: 1280, height, scale: 1 } });
   writeFileSync(screenshot, Buffer.from(shot.data, 'base64'));
   if (!process.exitCode)
     console.log(`page_test: ${n} sentences (beam ${beam}) equal to the native CLI, ${tokens} stream events; ${status} ` +
+      `heatmap ${heat.rows} x ${heat.cols}, profile table ${table.length} rows (${table[0].join(' ')}); ` +
       `screenshot ${screenshot}`);
 } catch (e) {
   fail(`${e.message}\nbrowser log:\n${browserLog.slice(-2000)}`);
@@ -131,5 +161,5 @@ try {
   browser.kill();
   server.close();
   await new Promise((r) => browser.once('exit', r));
-  rmSync(profile, { recursive: true, force: true });
+  rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
 }

@@ -1,7 +1,11 @@
 // The page's translator, in a Web Worker (the module runs on the worker's thread, so the page stays
 // responsive). Messages in: {type: 'load', bytes} | {type: 'translate', id, lines, beam};
 // out: {type: 'loaded', kernelTable, config} | {type: 'token', id, line, text} (the line's
-// translation so far) | {type: 'line', id, line, text} | {type: 'done', id} | {type: 'error', id, message}.
+// translation so far) | {type: 'line', id, line, text, alignment} | {type: 'done', id, profile} |
+// {type: 'error', id, message}. alignment: {rows, cols, weights, target} (the cross-attention of the
+// best hypothesis: rows = target tokens with </s>, cols = source tokens with </s>; target: the
+// rows' labels); profile: {wallNs, entries} (the profiler's innermost ops, those that time no other
+// op, per layer, summed over the run's lines: {op, component, layer, calls, totalNs}, slowest first).
 import { Mtlite } from '../mtlite.js';
 
 let mt = null, model = null, translator = null;
@@ -10,27 +14,64 @@ function send(message) {
   self.postMessage(message);
 }
 
+// The rows' labels: each target token's piece, the growth of the streamed text between prefixes
+// (the API decodes whole hypotheses only); '#id' where no prefix was streamed; '</s>' last.
+function targetLabels(ids, texts) {
+  const labels = [];
+  let prev = '';
+  for (let k = 1; k <= ids.length; k++) {
+    const text = texts.get(Array.prototype.join.call(ids.subarray(0, k), ','));
+    labels.push(text !== undefined && text.startsWith(prev) && text.length > prev.length
+      ? text.slice(prev.length) : `#${ids[k - 1]}`);
+    if (text !== undefined) prev = text;
+  }
+  labels.push('</s>');
+  return labels;
+}
+
+function addProfile(sum, p) {
+  sum.wallNs += p.wallNs;
+  for (const e of p.entries) sum.parents.add(e.parent);
+  for (const e of p.entries) {
+    const key = `${e.op}\u0000${e.component}\u0000${e.layer}`;
+    const s = sum.ops.get(key) || { op: e.op, component: e.component, layer: e.layer, calls: 0, totalNs: 0 };
+    s.calls += e.calls;
+    s.totalNs += e.totalNs;
+    sum.ops.set(key, s);
+  }
+}
+
 self.onmessage = async ({ data }) => {
   try {
     if (data.type === 'load') {
       mt = mt || (await Mtlite.load());
       if (model) model.dispose();
       model = mt.loadModel(new Uint8Array(data.bytes));
-      translator = model.createTranslator({ maxBeam: 8 });
+      translator = model.createTranslator({ maxBeam: 8, alignments: true, profiling: true });
       send({ type: 'loaded', kernelTable: mt.kernelTable, config: model.config });
     } else if (data.type === 'translate') {
+      const sum = { wallNs: 0, ops: new Map(), parents: new Set() };
       data.lines.forEach((line, i) => {
         try {
+          const texts = new Map();
           const [r] = translator.translate([line], {
-            beam: data.beam,
-            onToken: (e) => e.final || send({ type: 'token', id: data.id, line: i, text: e.text }),
+            beam: data.beam, alignments: true, profile: true,
+            onToken: (e) => {
+              texts.set(Array.prototype.join.call(e.ids, ','), e.text);
+              if (!e.final) send({ type: 'token', id: data.id, line: i, text: e.text });
+            },
           });
-          send({ type: 'line', id: data.id, line: i, text: r.hypotheses[0].text });
+          addProfile(sum, translator.profile());
+          const h = r.hypotheses[0];
+          const alignment = h.alignment && { rows: h.ids.length + 1, cols: h.sourceTokens, weights: h.alignment,
+            target: targetLabels(h.ids, texts) };
+          send({ type: 'line', id: data.id, line: i, text: h.text, alignment });
         } catch (e) {
           send({ type: 'line', id: data.id, line: i, text: '', error: e.message });
         }
       });
-      send({ type: 'done', id: data.id });
+      const entries = [...sum.ops.values()].filter((e) => !sum.parents.has(e.op)).sort((a, b) => b.totalNs - a.totalNs);
+      send({ type: 'done', id: data.id, profile: { wallNs: sum.wallNs, entries } });
     }
   } catch (e) {
     send({ type: 'error', id: data.id, message: e.message });

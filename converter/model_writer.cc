@@ -293,7 +293,8 @@ AlignedBytes SerializeModel(const ModelSpec& spec) {
     }
     AlignedBytes out(data_offset + layout.segment.bytes().size(), 0);
     std::memcpy(out.data(), fbb.GetBufferPointer(), fbb.GetSize());
-    std::memcpy(out.data() + data_offset, layout.segment.bytes().data(), layout.segment.bytes().size());
+    if (!layout.segment.bytes().empty())  // a file without tensors: no data segment
+      std::memcpy(out.data() + data_offset, layout.segment.bytes().data(), layout.segment.bytes().size());
     // structure_crc32c: CRC of the FlatBuffer with the field itself zero, which it still is
     // (ForceDefaults wrote the 0).
     const auto* root = reinterpret_cast<const flatbuffers::Table*>(fb::GetSizePrefixedModel(out.data()));

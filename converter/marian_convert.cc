@@ -216,6 +216,7 @@ Status FillConfig(const MarianOptions& o, const Side& src, const Side& tgt, bool
   c->max_positions = kMaxPositions;
   c->positions_stored = marian;
   c->layer_norm_eps = marian ? 1e-6f : 1e-5f;
+  c->marian_search = marian;
   c->shared_embeddings = o.tying == MarianTying::kAll || o.tying == MarianTying::kSrc;
   c->tied_output = o.tying == MarianTying::kAll || o.tying == MarianTying::kTied;
   c->has_final_logits_bias = true;
@@ -245,6 +246,7 @@ Status HfToMarianSemantics(ModelConfig* c, Safetensors* st) {
   MTLITE_RETURN_IF_ERROR(FromSafetensors(*st, &t));
   c->layer_norm_eps = 1e-6f;
   c->positions_stored = true;
+  c->marian_search = true;
   SetMarianPositions(c->max_positions, c->d_model, &t);
   const int start = c->decoder_start_id;
   const bool banned = std::find(c->bad_word_ids.begin(), c->bad_word_ids.end(), start) != c->bad_word_ids.end();

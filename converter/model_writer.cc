@@ -112,9 +112,11 @@ class FlatBufferWriter {
     const auto metadata = Metadata();
     const auto shortlist = Shortlist();
     fb::ModelBuilder m(fbb_);
-    // SSRU decoder layers: version 3, so that older readers refuse the file by its version
-    m.add_format_version(spec_.config.decoder_ssru ? std::max(spec_.format_version, layout::kFormatVersionSsru)
-                                                   : spec_.format_version);
+    // SSRU decoder layers: version 3, Marian's search: 4, so that older readers refuse the file
+    uint32_t version = spec_.format_version;
+    if (spec_.config.decoder_ssru) version = std::max(version, layout::kFormatVersionSsru);
+    if (spec_.config.marian_search) version = std::max(version, layout::kFormatVersionMarianSearch);
+    m.add_format_version(version);
     m.add_config(config);
     m.add_tensors(tensors);
     m.add_tokenizer(tokenizer);
@@ -147,8 +149,7 @@ class FlatBufferWriter {
         case FieldKind::kPositive: fbb_.AddElement<float>(f.slot, c.*m.f, 0); break;
         case FieldKind::kBool: fbb_.AddElement<uint8_t>(f.slot, c.*m.b, 0); break;
         case FieldKind::kActivation:
-        case FieldKind::kPositions:
-        case FieldKind::kDecoderLayer: fbb_.AddElement<int8_t>(f.slot, int8_t(detail::EnumCode(f, c)), 0); break;
+        case FieldKind::kChoice: fbb_.AddElement<int8_t>(f.slot, int8_t(detail::EnumCode(f, c)), 0); break;
         case FieldKind::kBannedIds: fbb_.AddOffset(f.slot, *list++); break;
         case FieldKind::kWeightType:  // not in the Config table
         case FieldKind::kText: break;

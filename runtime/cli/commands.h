@@ -78,6 +78,7 @@ TranslatorLimits TranslationLimits(const TranslationArgs& a, const ModelConfig& 
 struct TranslateArgs : TranslationArgs {
   int n_best = 1, max_input_bytes = 16384;
   float length_penalty = 1.0f, max_length_ratio = 0;
+  int max_length_offset = 10;
   bool alignments = false, output_ids = false, input_ids = false, scores = false, verify = false;
   bool shortlist = false;
   bool quiet = false, stream = false;

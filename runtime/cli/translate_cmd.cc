@@ -345,7 +345,9 @@ ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs*
   p.Int("--n-best", "N", 1, 64, &a->n_best, "hypotheses per sentence, at most --beam; Moses n-best lines when > 1");
   p.Int("--max-input-bytes", "N", 1, 1 << 24, &a->max_input_bytes, "UTF-8 bytes per input line");
   p.Float("--max-length-ratio", "F", &a->max_length_ratio,
-          "if > 0, also cap the output at F x source tokens + 10");
+          "if > 0, also cap the output at F x source tokens + --max-length-offset");
+  p.Int("--max-length-offset", "N", 0, 65536, &a->max_length_offset,
+        "added to the --max-length-ratio cap (10); Marian's max-length-factor F is --max-length-ratio F --max-length-offset 1");
   p.Float("--length-penalty", "F", &a->length_penalty, "beam score = log-probability / length^F");
   p.Flag("--scores", &a->scores, "append ' ||| ' and the length-penalised log-probability");
   p.Flag("--alignments", &a->alignments,
@@ -410,6 +412,7 @@ int TranslateMain(int argc, char** argv) {
   opt.n_best = a.n_best;
   opt.max_length = lim.max_target_tokens;
   opt.max_length_ratio = a.max_length_ratio;
+  opt.max_length_offset = a.max_length_offset;
   opt.length_penalty = a.length_penalty;
   opt.return_scores = a.scores || a.n_best > 1;
   opt.return_alignments = a.alignments;

@@ -188,6 +188,7 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufDone, "search.done", B, kDec, kDec);
   set(kBufRowScore, "search.row_scores", R * f, kDec, kDec);
   set(kBufRowBest, "search.row_best", R * i32, kDec, kDec);
+  set(kBufSentenceRows, "search.sentence_rows", (B + 1) * i32, kDec, kDec);
   // streaming: the last reported hypothesis per sentence, and one decoded text
   set(kBufStreamIds, "stream.ids", (B + 1) * T * i32, kDec, kFin);
   set(kBufStreamText, "stream.text", x.text_cap, kDec, kFin);

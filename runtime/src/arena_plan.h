@@ -46,7 +46,7 @@ enum BufferId : int {
   // search and beam history
   kBufHistTokens, kBufHistParents, kBufHistAlign,
   kBufActive, kBufRowTokens, kBufBeamScore, kBufCandScore, kBufCandTok, kBufCandPar,
-  kBufHyps, kBufNumHyps, kBufWorst, kBufDone, kBufRowScore, kBufRowBest,
+  kBufHyps, kBufNumHyps, kBufWorst, kBufDone, kBufRowScore, kBufRowBest, kBufSentenceRows,
   kBufStreamIds, kBufStreamText,
   kBufShortlistMarks, kBufShortlistBlocks, kBufShortlistColumns, kBufShortlistMasked, kBufTokenOrderRow,
   kNumBuffers

@@ -25,7 +25,9 @@ inline constexpr uint32_t kFormatVersion1 = 1;
 inline constexpr uint32_t kFormatVersionRowOrder = 2;
 // Version 3: decoder layers of Config.decoder_layer_kind SSRU (older files stay version 1 or 2).
 inline constexpr uint32_t kFormatVersionSsru = 3;
-inline constexpr uint32_t kFormatVersion = kFormatVersionSsru;  // the newest this code reads
+// Version 4: Config.search Marian (older files stay version 1 to 3).
+inline constexpr uint32_t kFormatVersionMarianSearch = 4;
+inline constexpr uint32_t kFormatVersion = kFormatVersionMarianSearch;  // the newest this code reads
 inline constexpr uint64_t kDataAlignment = 64; // file offset alignment of every data buffer
 
 // ---- HF MarianMT tensor names ---------------------------------------------------------------

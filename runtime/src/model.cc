@@ -120,7 +120,12 @@ class Loader : public detail::LoaderBase {
   Status CheckConfig() {
     const fb::Config* c = root_->config();
     if (!c) return Invalid("config table missing");
-    return detail::LoadConfig(*c, caller_storage_, &md_->config);
+    MTLITE_RETURN_IF_ERROR(detail::LoadConfig(*c, caller_storage_, &md_->config));
+    if (md_->config.marian_search && root_->format_version() < layout::kFormatVersionMarianSearch) {
+      return Invalid("config.search Marian needs format_version " + std::to_string(layout::kFormatVersionMarianSearch) +
+                     " (the file says " + std::to_string(root_->format_version()) + ")");
+    }
+    return Status::Ok();
   }
 
   // ---- data buffers ------------------------------------------------------------------------

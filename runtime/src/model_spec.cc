@@ -41,8 +41,8 @@ Status SharedEmbeddingsHaveOneSize(const ModelConfig& c) {
 using C = ModelConfig;
 using Relation = Status (*)(const C&);
 constexpr ConfigField Make(FieldKind kind, const char* name, const char* schema, FieldMember m, uint16_t slot,
-                           Bound lo = 0, Bound hi = 0, Relation relation = nullptr) {
-  return {name, schema, kind, m, slot, lo, hi, relation};
+                           Bound lo = 0, Bound hi = 0, Relation relation = nullptr, const Choice* choice = nullptr) {
+  return {name, schema, kind, m, slot, lo, hi, relation, choice};
 }
 constexpr ConfigField Int(const char* name, int C::*m, uint16_t slot, Bound lo, Bound hi, Relation relation = nullptr) {
   return Make(FieldKind::kInt, name, name, m, slot, lo, hi, relation);
@@ -56,11 +56,8 @@ constexpr ConfigField Flag(const char* name, bool C::*m, uint16_t slot) {
 constexpr ConfigField Activation(const char* name, ActivationKind C::*m, uint16_t slot) {
   return Make(FieldKind::kActivation, name, name, m, slot);
 }
-constexpr ConfigField Positions(const char* name, const char* schema, bool C::*m, uint16_t slot) {
-  return Make(FieldKind::kPositions, name, schema, m, slot);
-}
-constexpr ConfigField DecoderLayer(const char* name, const char* schema, bool C::*m, uint16_t slot) {
-  return Make(FieldKind::kDecoderLayer, name, schema, m, slot);
+constexpr ConfigField TwoValues(const char* name, const char* schema, bool C::*m, uint16_t slot, const Choice& choice) {
+  return Make(FieldKind::kChoice, name, schema, m, slot, 0, 0, nullptr, &choice);
 }
 constexpr ConfigField BannedIds(const char* name, std::vector<int> C::*m, uint16_t slot) {
   return Make(FieldKind::kBannedIds, name, name, m, slot);
@@ -70,6 +67,13 @@ constexpr ConfigField Dtype(const char* name, WeightType C::*m) {
   return Make(FieldKind::kWeightType, name, nullptr, m, 0);
 }
 constexpr ConfigField Text(const char* name, std::string C::*m) { return Make(FieldKind::kText, name, nullptr, m, 0); }
+
+// The two-valued enums: codes of false and true, and the names shown.
+constexpr Choice kPositionKinds{{int8_t(fb::PositionKind::SinusoidalMarian), int8_t(fb::PositionKind::Table)},
+                                {"sinusoidal", "table"}};
+constexpr Choice kDecoderLayerKinds{{int8_t(fb::DecoderLayerKind::SelfAttention), int8_t(fb::DecoderLayerKind::SSRU)},
+                                    {"self_attention", "ssru"}};
+constexpr Choice kSearchKinds{{int8_t(fb::SearchKind::HF), int8_t(fb::SearchKind::Marian)}, {"hf", "marian"}};
 
 // In the order of schema `table Config` (the writer adds them in this order; `info` and Python
 // list them so), then the fields stored elsewhere. A line: the name (also the schema field's
@@ -86,7 +90,7 @@ constexpr ConfigField kConfigFields[] = {
     Int("decoder_ffn_dim", &C::decoder_ffn_dim, F::VT_DECODER_FFN_DIM, 1, kMaxFfn),
     Activation("activation", &C::activation, F::VT_ACTIVATION),
     Positive("embed_scale", &C::embed_scale, F::VT_EMBED_SCALE),
-    Positions("positions", "position_kind", &C::positions_stored, F::VT_POSITION_KIND),
+    TwoValues("positions", "position_kind", &C::positions_stored, F::VT_POSITION_KIND, kPositionKinds),
     Int("max_positions", &C::max_positions, F::VT_MAX_POSITIONS, 1, kMaxPositions),
     Positive("layer_norm_eps", &C::layer_norm_eps, F::VT_LAYER_NORM_EPS),
     Flag("shared_embeddings", &C::shared_embeddings, F::VT_SHARED_EMBEDDINGS),
@@ -101,7 +105,8 @@ constexpr ConfigField kConfigFields[] = {
     BannedIds("bad_word_ids", &C::bad_word_ids, F::VT_BAD_WORD_IDS),
     Int("default_beam", &C::default_beam, F::VT_DEFAULT_BEAM, 1, kMaxBeam),
     Int("default_max_length", &C::default_max_length, F::VT_DEFAULT_MAX_LENGTH, 1, kMaxPositions),
-    DecoderLayer("decoder_layer", "decoder_layer_kind", &C::decoder_ssru, F::VT_DECODER_LAYER_KIND),
+    TwoValues("decoder_layer", "decoder_layer_kind", &C::decoder_ssru, F::VT_DECODER_LAYER_KIND, kDecoderLayerKinds),
+    TwoValues("search", "search", &C::marian_search, F::VT_SEARCH, kSearchKinds),
     Dtype("weight_type", &C::weight_type),  // bound with the weights (model.cc)
     Text("source_lang", &C::source_lang),   // metadata
     Text("target_lang", &C::target_lang),
@@ -110,9 +115,8 @@ constexpr ConfigField kConfigFields[] = {
 // The enum kinds are schema bytes.
 static_assert(std::is_same_v<std::underlying_type_t<fb::Activation>, int8_t> &&
               std::is_same_v<std::underlying_type_t<fb::PositionKind>, int8_t> &&
-              std::is_same_v<std::underlying_type_t<fb::DecoderLayerKind>, int8_t>, "EnumCode is a byte");
-constexpr int8_t kSinusoidal = int8_t(fb::PositionKind::SinusoidalMarian), kTable = int8_t(fb::PositionKind::Table);
-constexpr int8_t kSelfAttention = int8_t(fb::DecoderLayerKind::SelfAttention), kSsru = int8_t(fb::DecoderLayerKind::SSRU);
+              std::is_same_v<std::underlying_type_t<fb::DecoderLayerKind>, int8_t> &&
+              std::is_same_v<std::underlying_type_t<fb::SearchKind>, int8_t>, "EnumCode is a byte");
 
 Status UnknownCode(const Name& field, int code) {
   return InvalidModel(field.str() + " " + std::to_string(code) + " is unknown");
@@ -124,8 +128,7 @@ ConfigFieldList ConfigFields() { return {kConfigFields, sizeof kConfigFields / s
 
 int EnumCode(const ConfigField& field, const ModelConfig& c) {
   if (field.kind == FieldKind::kActivation) return layout::ActivationCode(c.*field.member.activation);
-  if (field.kind == FieldKind::kDecoderLayer) return c.*field.member.b ? kSsru : kSelfAttention;
-  return c.*field.member.b ? kTable : kSinusoidal;  // kPositions
+  return field.choice->codes[c.*field.member.b ? 1 : 0];  // kChoice
 }
 
 FieldValue ValueOf(const ConfigField& field, const ModelConfig& c) {
@@ -137,8 +140,7 @@ FieldValue ValueOf(const ConfigField& field, const ModelConfig& c) {
     case FieldKind::kPositive: v.type = T::kFloat; v.f = c.*m.f; break;
     case FieldKind::kBool: v.type = T::kBool; v.b = c.*m.b; break;
     case FieldKind::kActivation: v.type = T::kString; v.s = layout::ActivationName(c.*m.activation); break;
-    case FieldKind::kPositions: v.type = T::kString; v.s = c.*m.b ? "table" : "sinusoidal"; break;
-    case FieldKind::kDecoderLayer: v.type = T::kString; v.s = c.*m.b ? "ssru" : "self_attention"; break;
+    case FieldKind::kChoice: v.type = T::kString; v.s = field.choice->names[c.*m.b ? 1 : 0]; break;
     case FieldKind::kBannedIds: v.type = T::kIntList; v.ids = &(c.*m.ids); break;
     case FieldKind::kWeightType: v.type = T::kString; v.s = layout::DTypeName(c.*m.weight_type); break;
     case FieldKind::kText: v.type = T::kString; v.s = c.*m.text; break;
@@ -173,16 +175,10 @@ Status LoadConfigField(const ConfigField& field, const fb::Config& config, bool 
       if (!layout::ActivationFromCode(code, &(out->*m.activation))) return UnknownCode(name, code);
       break;
     }
-    case FieldKind::kPositions: {
+    case FieldKind::kChoice: {
       const int code = t.GetField<int8_t>(field.slot, int8_t(EnumCode(field, defaults)));
-      if (code != kSinusoidal && code != kTable) return UnknownCode(name, code);
-      out->*m.b = code == kTable;
-      break;
-    }
-    case FieldKind::kDecoderLayer: {
-      const int code = t.GetField<int8_t>(field.slot, int8_t(EnumCode(field, defaults)));
-      if (code != kSelfAttention && code != kSsru) return UnknownCode(name, code);
-      out->*m.b = code == kSsru;
+      if (code != field.choice->codes[0] && code != field.choice->codes[1]) return UnknownCode(name, code);
+      out->*m.b = code == field.choice->codes[1];
       break;
     }
     case FieldKind::kBannedIds: {

@@ -30,8 +30,8 @@ enum class FieldKind : uint8_t {
   kPositive,    // float, finite and > 0
   kBool,        // bool
   kActivation,  // schema Activation <-> ActivationKind; shown by name ("silu")
-  kPositions,   // schema PositionKind <-> bool (stored table); shown "sinusoidal" / "table"
-  kDecoderLayer,  // schema DecoderLayerKind <-> bool (SSRU); shown "self_attention" / "ssru"
+  kChoice,      // a schema enum of two values <-> bool; codes and names in ConfigField::choice
+                // (position_kind, decoder_layer_kind, search)
   kBannedIds,   // [int], target ids never generated; a load into caller storage leaves the pad id
                 // out (every search masks it anyway), so that the vector stays unallocated
   kWeightType,  // not in the Config table: the weights' dtype (bound with them); shown by name
@@ -48,6 +48,12 @@ struct Bound {
   int (*of)(const ModelConfig&) = nullptr;
 };
 
+// kChoice: the schema codes and the shown names of false and true.
+struct Choice {
+  int8_t codes[2];
+  const char* names[2];
+};
+
 // A field's ModelConfig member; the kind says which one is set.
 union FieldMember {
   constexpr FieldMember(int ModelConfig::*m) : i(m) {}                  // NOLINT: implicit by design
@@ -59,7 +65,7 @@ union FieldMember {
   constexpr FieldMember(std::string ModelConfig::*m) : text(m) {}       // NOLINT
   int ModelConfig::*i;                        // kInt
   float ModelConfig::*f;                      // kPositive
-  bool ModelConfig::*b;                       // kBool, kPositions, kDecoderLayer
+  bool ModelConfig::*b;                       // kBool, kChoice
   ActivationKind ModelConfig::*activation;    // kActivation
   std::vector<int> ModelConfig::*ids;         // kBannedIds
   WeightType ModelConfig::*weight_type;       // kWeightType
@@ -75,6 +81,7 @@ struct ConfigField {
   Bound lo, hi;        // kInt: the valid range
   // A check of the field against the ones before it, after its own (e.g. heads divide d_model).
   Status (*relation)(const ModelConfig&);
+  const Choice* choice;  // kChoice
 };
 
 // The table: the fields of schema `table Config` in its order, then the ones stored elsewhere.
@@ -98,7 +105,7 @@ struct FieldValue {
   const std::vector<int>* ids = nullptr;  // kIntList: the member itself
 };
 FieldValue ValueOf(const ConfigField& field, const ModelConfig& c);
-// The schema's code (a byte) of an enum kind's value (kActivation, kPositions, kDecoderLayer).
+// The schema's code (a byte) of an enum kind's value (kActivation, kChoice).
 int EnumCode(const ConfigField& field, const ModelConfig& c);
 
 // Reads, checks and stores every field of `config` in table order; the first failure is a

@@ -58,6 +58,45 @@ void ForUnits(const ThreadPool* pool, int n, size_t logits, Profiler* prof, F&& 
   });
 }
 
+// The model's bad words and (Marian) <unk>: -inf after the log-softmax.
+void BanAfterLogSoftmax(const SearchSpec& sp, float* row) {
+  for (int j = 0; j < sp.num_bad; ++j) row[sp.bad_ids[j]] = kNegInf;
+  if (sp.unk_id >= 0) row[sp.unk_id] = kNegInf;
+}
+
+// Sorted insertion into the best-first candidate list (cs, ct, cp) of nc entries and capacity
+// cap; ties keep the earlier entry. Returns the new count.
+int InsertCandidate(float* cs, int32_t* ct, int32_t* cp, int nc, int cap, float sc, int tok, int w) {
+  int pos = nc < cap ? nc++ : cap - 1;
+  while (pos > 0 && sc > cs[pos - 1]) {
+    cs[pos] = cs[pos - 1];
+    ct[pos] = ct[pos - 1];
+    cp[pos] = cp[pos - 1];
+    --pos;
+  }
+  cs[pos] = sc;
+  ct[pos] = tok;
+  cp[pos] = w;
+  return nc;
+}
+
+// Adds the candidates (row[j] - lse) + base of one logits row to the best-first list of nc
+// entries and capacity cap: every token until cap are held, then those above the cut-off, which
+// the SIMD scan finds. Returns the new count.
+int ScanRow(const kernels::KernelTable& K, const float* row, int V, float lse, float base, int w, float* cs,
+            int32_t* ct, int32_t* cp, int nc, int cap) {
+  int j = 0;
+  for (; j < V && nc < cap; ++j) nc = InsertCandidate(cs, ct, cp, nc, cap, (row[j] - lse) + base, j, w);
+  while (j < V) {
+    float sc;
+    j = K.scan_gt(row, j, V, lse, base, cs[cap - 1], &sc);
+    if (j >= V) break;
+    nc = InsertCandidate(cs, ct, cp, nc, cap, sc, j, w);
+    ++j;
+  }
+  return nc;
+}
+
 // Greedy search (HF greedy_search): argmax over the processed logits, stop at </s>.
 Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* skip, const kernels::KernelTable& K,
               BeamHistory* h, SearchBuffers* s, StepModel* model, SearchObserver* obs,
@@ -94,7 +133,7 @@ Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* s
         SubTimer timer(p, Op::kSearchLogSoftmax);
         lse = RowLogSumExp(K, row, V);
       }
-      for (int j = 0; j < sp.num_bad; ++j) row[sp.bad_ids[j]] = kNegInf;
+      BanAfterLogSoftmax(sp, row);
       int best = sp.eos_id;
       if (!force) {
         SubTimer timer(p, Op::kSearchScan);
@@ -110,8 +149,9 @@ Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* s
       const float lp = s->row_score[i];
       if (sp.greedy_scores) s->beam_score[slot] += lp;
       if (best == sp.eos_id || force) {
-        // t+1 tokens generated (the last one is </s>, forced at the limit)
-        const float len = float(t + 1);
+        // t+1 tokens generated (the last one is </s>, forced at the limit, where Marian counts
+        // the t before it)
+        const float len = float(force && sp.marian ? std::max(t, 1) : t + 1);
         s->hyps[size_t(b) * W] = {s->beam_score[slot] / std::pow(len, sp.length_penalty), t, slot};
         s->num_hyps[b] = 1;
         s->done[b] = 1;
@@ -194,7 +234,7 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
       if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
       SubTimer timer(p, Op::kSearchLogSoftmax);
       s->row_score[i] = RowLogSumExp(K, row, V);
-      for (int j = 0; j < sp.num_bad; ++j) row[sp.bad_ids[j]] = kNegInf;
+      BanAfterLogSoftmax(sp, row);
     };
     // Per sentence, independently: the top 2*beam candidates over beam*V, kept sorted best
     // first; ties keep the earlier (beam, token), as a stable sort of HF's flattened scores
@@ -208,44 +248,20 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
       int32_t* ct = s->cand_tok + size_t(b) * K2;
       int32_t* cp = s->cand_par + size_t(b) * K2;
       int nc = 0;
-      auto insert = [&](float sc, int tok, int w) {
-        int pos = nc < K2 ? nc++ : K2 - 1;
-        while (pos > 0 && sc > cs[pos - 1]) {
-          cs[pos] = cs[pos - 1];
-          ct[pos] = ct[pos - 1];
-          cp[pos] = cp[pos - 1];
-          --pos;
-        }
-        cs[pos] = sc;
-        ct[pos] = tok;
-        cp[pos] = w;
-      };
       for (int w = 0; w < beam; ++w) {
         const int i = first ? i0 : i0 + w;
         const float base = s->beam_score[b * W + w];
         if (force) {  // every token -inf, </s> log-prob 0 (the row is not read)
           for (int j = 0; j < V; ++j) {
             const float sc = (j == sp.eos_id ? 0.0f : kNegInf) + base;
-            if (nc < K2 || sc > cs[K2 - 1]) insert(sc, j, w);
+            if (nc < K2 || sc > cs[K2 - 1]) nc = InsertCandidate(cs, ct, cp, nc, K2, sc, j, w);
           }
           continue;
         }
         if (!prepared && (w == 0 || !first)) prepare_row(i, p);
-        // candidate score = log-prob + beam score = (x - lse) + base. Until 2*beam candidates
-        // are held every token enters; then only tokens above the current cut-off, which the
-        // SIMD scan finds.
-        const float* row = logits + size_t(i) * V;
-        const float lse = s->row_score[i];
+        // candidate score = log-prob + beam score = (x - lse) + base
         SubTimer timer(p, Op::kSearchScan);
-        int j = 0;
-        for (; j < V && nc < K2; ++j) insert((row[j] - lse) + base, j, w);
-        while (j < V) {
-          float sc;
-          j = K.scan_gt(row, j, V, lse, base, cs[K2 - 1], &sc);
-          if (j >= V) break;
-          insert(sc, j, w);
-          ++j;
-        }
+        nc = ScanRow(K, logits + size_t(i) * V, V, s->row_score[i], base, w, cs, ct, cp, nc, K2);
       }
     };
     // Across the pool's threads by sentence; when there are fewer sentences than threads to
@@ -311,6 +327,122 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
   return Status::Ok();
 }
 
+// Marian's beam search (translator/beam_search.cpp, history.h): sentence b keeps k unfinished
+// hypotheses in slots b*W .. b*W+k-1 (k = beam at the start; a dead slot's beam score is -inf).
+// A step scores their k rows (one at step 0, the decoder start) and takes the top k of the k*V
+// candidates (path score + log-prob, best first, ties to the earlier (row, token)); those ending
+// in </s> finish with score = path / len^length_penalty (len = t+1, counting </s>) and the beam
+// shrinks by them, as does a -inf candidate (dropped). The sentence ends when no hypothesis runs,
+// so it has exactly `beam` finished ones unless candidates were dropped. At the length cap the
+// running ones finish with a forced </s> of log-prob 0 that their length does not count: Marian
+// ends them on their last word, one step earlier (its cap is max-length-factor * source length
+// words; max_len = that + 1 gives the same hypotheses).
+Status MarianBeam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* skip, const kernels::KernelTable& K,
+                  BeamHistory* h, SearchBuffers* s, StepModel* model, SearchObserver* obs, Profiler* prof,
+                  const ThreadPool* pool) {
+  const int W = h->slots_per_sentence(), beam = sp.beam, V = sp.vocab;
+  for (int b = 0; b < nb; ++b) {
+    s->num_hyps[b] = 0;
+    s->done[b] = skip[b] ? 1 : 0;
+    for (int w = 0; w < beam; ++w) {
+      const int slot = b * W + w;
+      s->beam_score[slot] = w == 0 ? 0.0f : kNegInf;
+      h->token(0, slot) = sp.decoder_start_id;
+      h->parent(0, slot) = slot;
+    }
+  }
+  auto live = [&](int b) {  // running hypotheses of sentence b (slots b*W ..)
+    int k = 0;
+    while (k < beam && s->beam_score[b * W + k] != kNegInf) ++k;
+    return k;
+  };
+  for (int t = 0;; ++t) {
+    int n_active = 0, n_sent = 0;
+    for (int b = 0; b < nb; ++b) {
+      if (s->done[b]) continue;
+      s->sentence_rows[n_sent++] = n_active;
+      const int rows = t == 0 ? 1 : live(b);
+      for (int w = 0; w < rows; ++w) {
+        const int slot = b * W + w;
+        s->active[n_active] = slot;
+        s->row_tokens[n_active] = h->token(t, slot);
+        ++n_active;
+      }
+    }
+    s->sentence_rows[n_sent] = n_active;
+    if (n_active == 0) break;
+    float* logits = nullptr;
+    if (Status st = model->Step(t, n_active, s->active, s->row_tokens, &logits); !st.ok()) return st;
+    Span span(prof, Op::kSearch);
+    // Per sentence: its rows' log-softmax and the top k of their candidates (k = beam at step 0).
+    ForUnits(pool, n_sent, size_t(beam) * size_t(V), prof, [&](int u, Profiler* p) {
+      const int i0 = s->sentence_rows[u], i1 = s->sentence_rows[u + 1], b = s->active[i0] / W;
+      if (t + 1 >= max_len[b]) return;  // forced </s>: the rows are not read
+      const int k = t == 0 ? beam : i1 - i0;
+      float* cs = s->cand_score + size_t(b) * 2 * W;
+      int32_t* ct = s->cand_tok + size_t(b) * 2 * W;
+      int32_t* cp = s->cand_par + size_t(b) * 2 * W;
+      int nc = 0;
+      for (int i = i0; i < i1; ++i) {
+        float* row = logits + size_t(i) * V;
+        if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
+        float lse;
+        {
+          SubTimer timer(p, Op::kSearchLogSoftmax);
+          lse = RowLogSumExp(K, row, V);
+        }
+        BanAfterLogSoftmax(sp, row);
+        SubTimer timer(p, Op::kSearchScan);
+        nc = ScanRow(K, row, V, lse, s->beam_score[s->active[i]], s->active[i] - b * W, cs, ct, cp, nc, k);
+      }
+      for (int r = nc; r < k; ++r) cs[r] = kNegInf;  // fewer tokens than the beam: dropped
+    });
+    // In sentence order, on the calling thread: finished hypotheses, running beams, history.
+    for (int u = 0; u < n_sent; ++u) {
+      const int i0 = s->sentence_rows[u], i1 = s->sentence_rows[u + 1], b = s->active[i0] / W;
+      SearchHyp* hy = s->hyps + size_t(b) * W;
+      int& nh = s->num_hyps[b];
+      if (t + 1 >= max_len[b]) {  // the cap: every running hypothesis ends here
+        const float len = float(std::max(t, 1));
+        for (int i = i0; i < i1; ++i)
+          if (nh < W) hy[nh++] = {s->beam_score[s->active[i]] / std::pow(len, sp.length_penalty), t, s->active[i]};
+        s->done[b] = 1;
+        continue;
+      }
+      const int k = t == 0 ? beam : i1 - i0;
+      const float* cs = s->cand_score + size_t(b) * 2 * W;
+      const int32_t* ct = s->cand_tok + size_t(b) * 2 * W;
+      const int32_t* cp = s->cand_par + size_t(b) * 2 * W;
+      const float norm = std::pow(float(t + 1), sp.length_penalty);
+      float new_score[kMaxBeam];
+      int32_t new_tok[kMaxBeam], new_par[kMaxBeam];
+      int next = 0;
+      for (int r = 0; r < k; ++r) {
+        if (cs[r] == kNegInf) continue;
+        const int parent_slot = b * W + cp[r];
+        if (ct[r] == sp.eos_id) {
+          if (nh < W) hy[nh++] = {cs[r] / norm, t, parent_slot};
+          continue;
+        }
+        new_score[next] = cs[r];
+        new_tok[next] = ct[r];
+        new_par[next] = parent_slot;
+        ++next;
+      }
+      for (int w = 0; w < beam; ++w) {
+        const int slot = b * W + w;
+        s->beam_score[slot] = w < next ? new_score[w] : kNegInf;
+        if (w >= next) continue;
+        h->token(t + 1, slot) = sp.Token(new_tok[w]);
+        h->parent(t + 1, slot) = new_par[w];
+      }
+      s->done[b] = next == 0 ? 1 : 0;
+      if (next > 0 && obs) obs->OnBest(b, t + 1, b * W);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8_t* skip,
@@ -326,6 +458,7 @@ Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8
     if (!skip[b] && (max_len[b] < 1 || max_len[b] > history->max_steps()))
       return Status(StatusCode::kInternal, "search: max length outside [1, max_target_tokens]");
   if (spec.beam == 1) return Greedy(spec, nb, max_len, skip, K, history, buf, model, observer, prof, pool);
+  if (spec.marian) return MarianBeam(spec, nb, max_len, skip, K, history, buf, model, observer, prof, pool);
   return Beam(spec, nb, max_len, skip, K, history, buf, model, observer, prof, pool);
 }
 

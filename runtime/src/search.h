@@ -1,5 +1,6 @@
-// Greedy and beam search with HF (transformers 4.2x) semantics over a "logits for these rows"
-// callback: the search knows nothing of the network, so it is tested on synthetic logits.
+// Greedy and beam search with HF (transformers 4.2x) or Marian semantics (SearchSpec::marian)
+// over a "logits for these rows" callback: the search knows nothing of the network, so it is
+// tested on synthetic logits.
 //
 // Rows and slots: sentence b owns row slots [b*W, b*W + W) (W = max beam). Each step the search
 // asks the StepModel for the logits of its running rows (slot + input token); the history of
@@ -52,12 +53,17 @@ class SearchObserver {
 // -1: no pad column).
 struct SearchSpec {
   int beam = 1;                // 1: greedy
-  float length_penalty = 1.0f; // score = sum_logprob / length^penalty
+  // Marian's beam search (translator/beam_search.cpp, history.h) instead of HF's: see Beam and
+  // MarianBeam in search.cc. Greedy is the same search either way, except the length a score
+  // at the cap is divided by (Marian: the forced </s> does not count).
+  bool marian = false;
+  float length_penalty = 1.0f; // score = sum_logprob / length^penalty (Marian's `normalize`)
   bool greedy_scores = false;  // greedy: compute log-probs (beam always does)
   int vocab = 0;               // logits columns
   int eos_id = 0, pad_id = 0, decoder_start_id = 0;
   const int* bad_ids = nullptr;  // besides pad; -inf after the log-softmax
   int num_bad = 0;
+  int unk_id = -1;               // also -inf after the log-softmax (Marian: no --allow-unk); -1: none
   const int32_t* columns = nullptr;
   int32_t Token(int column) const { return columns ? columns[column] : column; }
 };
@@ -76,6 +82,7 @@ struct SearchBuffers {
   uint8_t* done = nullptr;        // [B]
   float* row_score = nullptr;     // [R] this step, per row: greedy the chosen log-prob, beam the log-sum-exp
   int32_t* row_best = nullptr;    // [R] greedy: this step's argmax column per row
+  int32_t* sentence_rows = nullptr;  // [B+1] Marian beam: first row of each running sentence
 };
 
 // Runs the search for nb sentences. max_len[b] caps the generated tokens of sentence b

@@ -22,9 +22,11 @@ void ShortlistSelector::Build(const ModelData& md, const int32_t* src_ids, int s
     }
   marks_[cfg.pad_id] = 0;
   for (int id : cfg.bad_word_ids) marks_[id] = 0;
+  if (spec->unk_id >= 0) marks_[spec->unk_id] = 0;
   marks_[cfg.eos_id] = 1;
   spec->bad_ids = nullptr;  // never candidates
   spec->num_bad = 0;
+  spec->unk_id = -1;
   spec->pad_id = -1;
   if (cfg.weight_type != WeightType::kInt8) {  // full projection, non-candidates masked
     for (int t = 0; t < V; ++t)

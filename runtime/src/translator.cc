@@ -90,7 +90,8 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
              plan.Get<int32_t>(a, kBufCandTok),  plan.Get<int32_t>(a, kBufCandPar),
              plan.Get<SearchHyp>(a, kBufHyps),   plan.Get<int>(a, kBufNumHyps),
              plan.Get<float>(a, kBufWorst),      plan.Get<uint8_t>(a, kBufDone),
-             plan.Get<float>(a, kBufRowScore),   plan.Get<int32_t>(a, kBufRowBest)};
+             plan.Get<float>(a, kBufRowScore),   plan.Get<int32_t>(a, kBufRowBest),
+             plan.Get<int32_t>(a, kBufSentenceRows)};
   src_ids_ = plan.Get<int32_t>(a, kBufSrcIds);
   src_len_ = plan.Get<int>(a, kBufSrcLen);
   tok_ws_ = plan.Get<uint8_t>(a, kBufTokWorkspace);
@@ -206,6 +207,8 @@ Status TranslatorImpl::RunImpl(const std::string_view* texts, const int32_t* con
   steps_ = 0;
   detail::SearchSpec spec;
   spec.beam = opt.beam_size;
+  spec.marian = cfg_->marian_search;
+  spec.unk_id = cfg_->marian_search ? cfg_->unk_id : -1;
   spec.length_penalty = opt.length_penalty;
   spec.greedy_scores = opt.return_scores;
   spec.vocab = x_.V;

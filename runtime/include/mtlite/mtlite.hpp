@@ -100,6 +100,10 @@ struct ModelConfig {
   // Decoder layers run Marian's SSRU cell (one state vector per hypothesis) instead of causal
   // self-attention (Marian's transformer-decoder-autoreg: rnn with dec-cell: ssru).
   bool decoder_ssru = false;
+  // Marian's beam search and scoring instead of HF generate's (schema SearchKind): the beam
+  // shrinks as hypotheses finish, length_penalty is Marian's `normalize` over the length
+  // including </s>, <unk> is never generated (the converter lists it in bad_word_ids).
+  bool marian_search = false;
   WeightType weight_type = WeightType::kF32;
   std::string source_lang, target_lang;
 };

@@ -90,7 +90,7 @@ export function createModel(M, a) {
     'workspace: 512',
     'cpu-threads: 0',
     `gemm-precision: ${a.precision}`,
-    'skip-cost: true',
+    `skip-cost: ${a.beam === 1}`,  // raw logits suffice for greedy; a beam sums log-probabilities
     'ssplit-mode: sentence',
     'quiet: true',
     'quiet-translation: true',

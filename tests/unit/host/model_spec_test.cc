@@ -106,8 +106,7 @@ bool Changed(const ConfigField& f, const ModelConfig& base, ModelConfig* out) {
     }
     case FieldKind::kPositive: c.*m.f = base.*m.f * 2; candidates.push_back(c); break;
     case FieldKind::kBool:
-    case FieldKind::kPositions:
-    case FieldKind::kDecoderLayer: c.*m.b = !(base.*m.b); candidates.push_back(c); break;
+    case FieldKind::kChoice: c.*m.b = !(base.*m.b); candidates.push_back(c); break;
     case FieldKind::kActivation:
       for (int code = 0; layout::ActivationFromCode(code, &(c.*m.activation)); ++code) {
         if (c.*m.activation != base.*m.activation) candidates.push_back(c);
@@ -161,8 +160,7 @@ TEST(ModelSpec, NamesTheSchemaFieldsWithTheirSlotsTypesAndDefaults) {
         EXPECT_EQ(s->default_integer() != 0, defaults.*f.member.b);
         break;
       case FieldKind::kActivation:
-      case FieldKind::kPositions:
-      case FieldKind::kDecoderLayer:
+      case FieldKind::kChoice:
         EXPECT_EQ(type, reflection::Byte);
         EXPECT_EQ(s->default_integer(), detail::EnumCode(f, defaults));
         break;

@@ -57,6 +57,13 @@ bool Elements(const std::vector<int64_t>& shape, uint64_t limit, uint64_t* n) {
   return e <= limit;
 }
 
+constexpr const char kActivationMultiplier[] = "_QuantMultA";
+
+bool IsActivationMultiplier(const std::string& name) {
+  const size_t k = sizeof(kActivationMultiplier) - 1;
+  return name.size() > k && name.compare(name.size() - k, k, kActivationMultiplier) == 0;
+}
+
 // One raw item of either container before it becomes a tensor.
 struct RawItem {
   std::string name;
@@ -350,7 +357,7 @@ Status CheckTensors(const std::string& file, const MarianCheckpoint& c) {
   int extras = 0;
   for (const auto& kv : c.tensors) {
     const std::string& n = kv.first;
-    if (known.count(n) || (n.size() > 11 && n.compare(n.size() - 11, 11, "_QuantMultA") == 0)) continue;
+    if (known.count(n)) continue;
     if (++extras <= 5) extra += (extra.empty() ? "" : ", ") + n;
   }
   if (extras) {
@@ -382,6 +389,10 @@ Status ParseMarianCheckpoint(const std::string& bytes, const std::string& name, 
       have_yaml = true;
       continue;
     }
+    // Activation multipliers for Marian's int8shiftAlphaAll (`<weight>_QuantMultA`, float32 [1];
+    // marian-conv stores the ones whose name holds "Wemb" as intgemm8 scalars): mtlite quantizes
+    // activations per row at run time, so they are skipped whatever their type.
+    if (IsActivationMultiplier(it.name)) continue;
     if (out->tensors.count(it.name)) return Bad(name, "duplicate item " + it.name);
     MTLITE_RETURN_IF_ERROR(ToTensor(name, bytes, it, &out->tensors[it.name]));
   }

@@ -80,7 +80,9 @@ struct MarianCheckpoint {
 };
 
 // Reads `path` (.npz or Marian .bin, told apart by content), parses and checks the options, and
-// checks that every tensor the transformer needs is present with its shape.
+// checks that every tensor the transformer needs is present with its shape. Items named
+// `*_QuantMultA` (activation multipliers of Marian's int8shiftAlphaAll, float32 or intgemm8
+// scalars) are skipped: mtlite quantizes activations per row at run time.
 Status ReadMarianCheckpoint(const std::string& path, MarianCheckpoint* out);
 // Same, from bytes in memory; `name` is used in messages.
 Status ParseMarianCheckpoint(const std::string& bytes, const std::string& name, MarianCheckpoint* out);

@@ -2,12 +2,15 @@
 """Writes an HF MarianMT checkpoint directory as a Marian checkpoint.
 
     marian_export.py HF_DIR OUT_DIR [--tying all|tied|untied] [--vocab spm|yml]
-                     [--format npz,bin,int8]
+                     [--format npz,bin,int8,alphas] [--calibrate TEXT [--calibrate-lines N]]
 
 OUT_DIR receives:
   model.npz        numpy archive (float32, stored entries), Marian's parameter names
   model.bin        Marian binary format, float32 items
   model.int8.bin   Marian binary format, 2-D weights as intgemm8 items (int8, per-tensor scale)
+  model.alphas.bin model.int8.bin plus the activation multipliers Marian's int8shiftAlphaAll
+                   reads (`<weight>_QuantMultA`), calibrated on the source text --calibrate
+                   (see calibrate_alphas)
   vocab.spm | vocab.src.spm + vocab.trg.spm      (--vocab spm: SentencePiece ids)
   vocab.yml | vocab.src.yml + vocab.trg.yml      (--vocab yml: the HF vocab.json order)
   decoder.yml      a Marian decoder config naming the model and vocabularies
@@ -42,6 +45,25 @@ Marian semantics differ from HF's in three places (the exported model computes M
 HF's): the sinusoid (exp(-i·log(10000)/(d/2 − 1)) instead of 10000^(−2i/d)), layer-norm eps
 (1e-6 instead of 1e-5) and the first decoder input (a zero vector instead of the <pad> embedding).
 Positions stored in the HF checkpoint are not exported (Marian computes its own).
+
+Activation multipliers (model.alphas.bin). With `gemm-precision: int8shiftAlphaAll` Marian
+(browsermt's fork, as in Bergamot) does not take the activations' max-abs per GEMM call: it reads
+the quantization multiplier of a GEMM's activation input from the model item
+`<weight name>_QuantMultA` (float32, shape [1]; the loader prefixes "F0::"; a missing one aborts
+with "We did not find an alpha in the model named: F0::<weight>_QuantMultA"), looked up by the
+name of the GEMM's weight (src/tensors/cpu/intgemm_interface.h, fetchAlphaFromModelNodeOp). The
+stored value is the multiplier itself: activations are quantized as round(x · value), clipped
+to [-127, 127]. Every int8 GEMM has one: every 2-D `_W*` weight of the encoder and decoder layers
+(q, k, v, o, ffn W1/W2, SSRU W/Wf) and the output layer, named by its matrix (`Wemb`,
+`decoder_Wemb` or `decoder_ff_logit_out_Wt` by tying), also when that matrix is float32 in the
+file (Bergamot quantizes it itself) and also with a shortlist (Bergamot 0.4.9 looks up the full
+matrix's name for the shortlisted columns). The recipe of Marian's tools: decode sample text with
+`marian-decoder --dump-quantmult` (the float model file, quantized at run time; greedy,
+mini-batches of 32 sentences sorted by length), then scripts/alphas/extract_stats.py stores
+127 / (mean + 1.1 · stddev) of the per-call max-abs of each GEMM's input, and copies the output
+layer's value to `none_QuantMultA` (the name the shortlisted output node has in other builds).
+calibrate_alphas does the same with the float32 PyTorch reference (marian_semantics), counting
+only the real (unpadded) source positions.
 """
 import argparse
 import json
@@ -260,16 +282,101 @@ def quantize_intgemm8(a):
     return raw + b"\0" * (-len(raw) % 256)
 
 
-def write_bin(path, params, yml, int8=False):
+ALPHA_SUFFIX = "_QuantMultA"
+
+
+def output_matrix(tying):
+    """The Marian name of the output layer's matrix."""
+    return {"all": "Wemb", "tied": "decoder_Wemb", "untied": "decoder_ff_logit_out_Wt"}[tying]
+
+
+def gemm_weights(cfg, tying):
+    """{MarianRef projection key: Marian weight name} of every GEMM with a weight matrix."""
+    names = {}
+    for side, n in (("encoder", cfg["encoder_layers"]), ("decoder", cfg["decoder_layers"])):
+        ssru = side == "decoder" and cfg.get("decoder_layer_kind", "self_attention") == "ssru"
+        attn = (("encoder_attn", "context"),) if ssru else (("self_attn", "self"),)
+        if side == "decoder" and not ssru:
+            attn += (("encoder_attn", "context"),)
+        for i in range(n):
+            hf, m = f"model/{side}/layers/{i}", f"{side}_l{i + 1}"
+            for a, ma in attn:
+                for x, mx in (("q", "q"), ("k", "k"), ("v", "v"), ("out", "o")):
+                    names[f"{hf}/{a}/{x}_proj"] = f"{m}_{ma}_W{mx}"
+            names[f"{hf}/fc1"], names[f"{hf}/fc2"] = f"{m}_ffn_W1", f"{m}_ffn_W2"
+            if ssru:
+                names[f"{hf}/ssru/in_proj"], names[f"{hf}/ssru/forget_proj"] = f"{m}_rnn_W", f"{m}_rnn_Wf"
+    from marian_ref import MarianRef
+    names[MarianRef.OUT] = output_matrix(tying)
+    return names
+
+
+def calibrate_alphas(hf_dir, tying, lines, batch=32):
+    """{`<weight>_QuantMultA`: float32 multiplier} from greedy decoding of `lines` (source text)
+    with the float model and Marian's semantics: per GEMM, the max-abs of its activation input in
+    every call (encoder GEMMs once per mini-batch, decoder GEMMs once per step over the sentences
+    still running), mini-batches of `batch` sentences sorted by length, outputs capped at 3 x
+    the source tokens (Marian's max-length-factor); the value is
+    127 / (mean + 1.1 · population stddev) of those maxima (Marian's extract_stats.py).
+    `none_QuantMultA` repeats the output layer's."""
+    import torch
+    from marian_ref import TextTools
+    from marian_semantics import MarianSemanticsRef
+    with open(os.path.join(hf_dir, "config.json")) as f:
+        cfg = json.load(f)
+    ref = MarianSemanticsRef(hf_dir)
+    tt = TextTools(hf_dir)
+    srcs = [tt.encode(line) for line in lines]
+    names = gemm_weights(cfg, tying)
+    maxima = {n: [] for n in names.values()}
+    valid = [None]  # the mini-batch's [B, S] mask of real source positions
+
+    def hook(name):
+        def record(_module, inputs):
+            x = inputs[0]
+            m = valid[0]
+            if x.dim() == 3 and tuple(x.shape[:2]) == tuple(m.shape):  # encoder side: [B, S, d]
+                x = x[m]
+            maxima[name].append(float(x.abs().max()))
+        return record
+
+    handles = [ref.proj[key].register_forward_pre_hook(hook(name)) for key, name in names.items()]
+    try:
+        order = sorted(range(len(srcs)), key=lambda i: len(srcs[i]))
+        for at in range(0, len(order), batch):
+            chunk = [srcs[i] for i in order[at:at + batch]]
+            lens = torch.tensor([len(s) for s in chunk])
+            valid[0] = torch.arange(int(lens.max()))[None, :] < lens[:, None]
+            ref.greedy(chunk, max_length=[3 * len(s) for s in chunk])
+    finally:
+        for h in handles:
+            h.remove()
+    alphas = {}
+    for name, m in maxima.items():
+        m = np.asarray(m, dtype=np.float64)
+        alphas[name + ALPHA_SUFFIX] = np.float32(127.0 / (m.mean() + 1.1 * m.std()))
+    alphas["none" + ALPHA_SUFFIX] = alphas[output_matrix(tying) + ALPHA_SUFFIX]
+    return alphas
+
+
+def write_bin(path, params, yml, int8=False, alphas=None):
+    """Marian binary model: float32 items; with `int8` the 2-D `_W*` weights (not the embeddings
+    or the output matrix) as intgemm8 items; `alphas` ({name: multiplier}) added as float32
+    items of shape [1]."""
     items = []  # (name, type, shape, bytes)
     y = yml_bytes(yml)
     items.append(("special:model.yml", MARIAN_INT8, [y.size], y.tobytes()))
-    for name in sorted(params):
-        a = params[name]
+    tensors = dict(params)
+    tensors.update({k: np.array([v], dtype=np.float32) for k, v in (alphas or {}).items()})
+    for name in sorted(tensors):
+        a = tensors[name]
         if int8 and a.ndim == 2 and a.shape[0] > 1 and "_W" in "_" + name and not name.endswith(("Wemb", "Wt")):
             items.append((name, MARIAN_INTGEMM8, list(a.shape), quantize_intgemm8(a)))
         else:
-            items.append((name, MARIAN_FLOAT32, list(a.shape), a.astype("<f4").tobytes()))
+            data = a.astype("<f4").tobytes()
+            if name.endswith(ALPHA_SUFFIX):  # padded to 256 bytes, as Marian writes its items
+                data += b"\0" * (-len(data) % 256)
+            items.append((name, MARIAN_FLOAT32, list(a.shape), data))
     head = struct.pack("<QQ", 1, len(items))
     for name, typ, shape, data in items:
         head += struct.pack("<QQQQ", len(name.encode()) + 1, typ, len(shape), len(data))
@@ -301,11 +408,18 @@ def main(argv=None):
     ap.add_argument("out_dir")
     ap.add_argument("--tying", choices=["all", "tied", "untied"], default="all")
     ap.add_argument("--vocab", choices=["spm", "yml"], default="spm")
-    ap.add_argument("--format", default="npz,bin", help="comma list of npz, bin, int8")
+    ap.add_argument("--format", default="npz,bin", help="comma list of npz, bin, int8, alphas")
+    ap.add_argument("--calibrate", help="source text (one sentence a line) to calibrate the alphas on")
+    ap.add_argument("--calibrate-lines", type=int, default=0,
+                    help="use N of its lines, evenly spaced (0: all)")
     a = ap.parse_args(argv)
+    formats = a.format.split(",")
+    if set(formats) - {"npz", "bin", "int8", "alphas"}:
+        ap.error(f"unknown --format {a.format}")
+    if ("alphas" in formats) != bool(a.calibrate):
+        ap.error("--format alphas and --calibrate go together")
     params, yml, vocabs = marian_params(a.hf_dir, a.tying, a.vocab)
     os.makedirs(a.out_dir, exist_ok=True)
-    formats = a.format.split(",")
     models = []
     if "npz" in formats:
         write_npz(os.path.join(a.out_dir, "model.npz"), params, yml)
@@ -316,6 +430,14 @@ def main(argv=None):
     if "int8" in formats:
         write_bin(os.path.join(a.out_dir, "model.int8.bin"), params, yml, int8=True)
         models.append("model.int8.bin")
+    if "alphas" in formats:
+        with open(a.calibrate, encoding="utf-8") as f:
+            lines = [line.rstrip("\n") for line in f]
+        if 0 < a.calibrate_lines < len(lines):  # evenly spaced over the file
+            lines = [lines[i * len(lines) // a.calibrate_lines] for i in range(a.calibrate_lines)]
+        alphas = calibrate_alphas(a.hf_dir, a.tying, lines)
+        write_bin(os.path.join(a.out_dir, "model.alphas.bin"), params, yml, int8=True, alphas=alphas)
+        models.append("model.alphas.bin")
     write_vocabs(a.out_dir, vocabs)
     names = list(vocabs) if len(vocabs) == 2 else list(vocabs) * 2
     with open(os.path.join(a.out_dir, "decoder.yml"), "w") as f:

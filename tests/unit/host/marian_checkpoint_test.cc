@@ -322,6 +322,29 @@ TEST(MarianCheckpoint, TensorsMustMatchTheOptions) {
   EXPECT_TRUE(s.ok()) << s.ToString();  // precomputed activation scales are ignored
 }
 
+// Activation multipliers of Marian's int8shiftAlphaAll (`<weight>_QuantMultA`) as Marian's tools
+// write them: float32 [1] (browsermt's extract_stats.py), padded to 256 bytes, and an intgemm8
+// scalar (marian-conv --gemm-type intgemm8 quantizes every item whose name holds "Wemb": one int8
+// 127 and its multiplier). They are skipped, not read as weights.
+TEST(MarianCheckpoint, ActivationMultipliersAreSkipped) {
+  MarianCheckpoint base = Read("all.bin");
+  std::string f32(256, '\0'), i8(256, '\0');
+  const float alpha = 25.5f, mult = 127.0f / 25.5f;
+  std::memcpy(&f32[0], &alpha, 4);
+  i8[0] = char(127);
+  std::memcpy(&i8[1], &mult, 4);
+  MarianCheckpoint c;
+  Status s = ParseBytes(Rewrite(base, base.yaml_text, "", {{"encoder_l1_self_Wq_QuantMultA", 0x0404, {1}, f32},
+                                                          {"none_QuantMultA", 0x0404, {1}, f32},
+                                                          {"Wemb_QuantMultA", 0x4101, {1}, i8}}), &c);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(c.tensors.size(), base.tensors.size());
+  for (const auto& kv : c.tensors) EXPECT_EQ(kv.first.find("QuantMultA"), std::string::npos) << kv.first;
+  // an alpha does not stand in for a missing tensor
+  s = ParseBytes(Rewrite(base, base.yaml_text, "decoder_l1_context_bk", {{"decoder_l1_context_bk_QuantMultA", 0x0404, {1}, f32}}), &c);
+  EXPECT_NE(s.message().find("missing tensor decoder_l1_context_bk"), std::string::npos) << s.message();
+}
+
 // ---- SSRU decoder layers (transformer-decoder-autoreg: rnn, dec-cell: ssru) -------------------
 
 // `base` with its decoder self-attention replaced by SSRU tensors of distinct values.

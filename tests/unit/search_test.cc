@@ -1,6 +1,6 @@
-// The search layer on synthetic logits, without a model: greedy and beam search against a plain
-// re-implementation of HF (transformers 4.2x) greedy_search / BeamSearchScorer that keeps whole
-// prefixes, recomputes every row and sorts all beam*vocab candidates (no SIMD scan, no step-0
+// The search layer on synthetic logits, without a model: greedy and beam search against plain
+// re-implementations of HF (transformers 4.2x) greedy_search / BeamSearchScorer and of Marian's
+// beam search (translator/beam_search.cpp, history.h) that keep whole prefixes, recomputes every row and sorts all beam*vocab candidates (no SIMD scan, no step-0
 // sharing, no history table). The synthetic logits of a row are a function of the row's whole
 // prefix, so a search that hands the network a wrong history gets different logits.
 #include <gtest/gtest.h>
@@ -90,6 +90,8 @@ struct Config {
   int pad = 3;
   std::vector<int> bad = {4};  // a bad word besides pad (every vocabulary here has >= 5 tokens)
   bool greedy_scores = true;
+  bool marian = false;  // Marian's search; <unk> (id 2) is then banned too
+  int unk = 2;
 };
 
 const kernels::KernelTable& K() { return kernels::ReferenceKernels(); }
@@ -198,6 +200,59 @@ std::vector<RefHyp> RefBeam(const SyntheticLogits& f, const Config& s, int max_l
   return hyps;
 }
 
+// Marian's beam search for one sentence: k running hypotheses (beam at the start); each step the
+// top k of their k*vocab candidates (path score + log-prob; a stable sort: ties to the earlier
+// (hypothesis, token)); </s> ones finish with path / (t+1)^lp and leave the beam, -inf ones are
+// dropped; at the cap every running one finishes with its path / t^lp. Greedy is its beam 1.
+std::vector<RefHyp> RefMarian(const SyntheticLogits& f, const Config& s, int max_len) {
+  struct Hyp {
+    std::vector<int32_t> prefix;
+    float score;
+  };
+  std::vector<Hyp> beams = {{{kStart}, 0.0f}};
+  std::vector<RefHyp> done;
+  for (int t = 0;; ++t) {
+    if (t + 1 >= max_len) {
+      for (const Hyp& h : beams)
+        done.push_back({h.score / std::pow(float(std::max(t, 1)), s.lp),
+                        std::vector<int32_t>(h.prefix.begin() + 1, h.prefix.end())});
+      break;
+    }
+    struct Cand {
+      float score;
+      int w, tok;
+    };
+    std::vector<Cand> cands;
+    for (int w = 0; w < int(beams.size()); ++w) {
+      std::vector<float> row = f.Row(beams[size_t(w)].prefix);
+      row[size_t(s.pad)] = kNegInf;
+      const float lse = Lse(row);
+      for (int b : s.bad) row[size_t(b)] = kNegInf;
+      row[size_t(s.unk)] = kNegInf;
+      for (int j = 0; j < f.vocab; ++j) cands.push_back({(row[size_t(j)] - lse) + beams[size_t(w)].score, w, j});
+    }
+    std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) { return a.score > b.score; });
+    const size_t k = t == 0 ? size_t(s.beam) : beams.size();
+    std::vector<Hyp> next;
+    for (size_t r = 0; r < std::min(k, cands.size()); ++r) {
+      const Cand& c = cands[r];
+      if (c.score == kNegInf) continue;
+      const std::vector<int32_t>& p = beams[size_t(c.w)].prefix;
+      if (c.tok == f.eos) {
+        done.push_back({c.score / std::pow(float(t + 1), s.lp), std::vector<int32_t>(p.begin() + 1, p.end())});
+      } else {
+        next.push_back({p, c.score});
+        next.back().prefix.push_back(c.tok);
+      }
+    }
+    if (next.empty()) break;
+    beams = next;
+  }
+  std::stable_sort(done.begin(), done.end(), [](const RefHyp& a, const RefHyp& b) { return a.score > b.score; });
+  if (int(done.size()) > s.n_best) done.resize(size_t(s.n_best));
+  return done;
+}
+
 // Runs the search layer over nb sentences with the given caps; returns the n-best per sentence.
 struct SearchRun {
   std::vector<std::vector<RefHyp>> out;
@@ -219,12 +274,14 @@ SearchRun RunLayer(const std::vector<SyntheticLogits>& fs, const Config& s, cons
   std::vector<int> num_hyps(size_t(nb + 1), 12345);
   std::vector<uint8_t> done(size_t(nb + 1));
   std::vector<float> row_score(r);
-  std::vector<int32_t> row_best(r);
+  std::vector<int32_t> row_best(r), sentence_rows(size_t(nb + 1), -7);
   SearchBuffers buf{active.data(),   row_tok.data(), beam_score.data(), cand_score.data(), cand_tok.data(),
                     cand_par.data(), hyps.data(),    num_hyps.data(),   worst.data(),      done.data(),
-                    row_score.data(), row_best.data()};
+                    row_score.data(), row_best.data(), sentence_rows.data()};
   SearchSpec spec;
   spec.beam = s.beam;
+  spec.marian = s.marian;
+  spec.unk_id = s.marian ? s.unk : -1;
   spec.length_penalty = s.lp;
   spec.greedy_scores = s.greedy_scores;
   spec.vocab = V;
@@ -358,6 +415,80 @@ TEST(Search, BeamEqualsReferenceOverShapesPenaltiesAndTies) {
   EXPECT_EQ(cases, 4 * 4 * 3 * 2 * 3);
 }
 
+// Marian's search (beam 1 = greedy) against its plain re-implementation, over beams, vocabularies,
+// normalize exponents, ties and caps: the rows each step runs are the running hypotheses only.
+TEST(Search, MarianEqualsReferenceOverShapesPenaltiesAndTies) {
+  int cases = 0;
+  for (int beam : {1, 2, 3, 5}) {
+    for (int vocab : {6, 9, 40, 301}) {
+      for (float lp : {1.0f, 0.6f, 0.0f}) {
+        for (int levels : {0, 2}) {
+          Config s;
+          s.marian = true;
+          s.beam = beam;
+          s.W = beam + 1;
+          s.n_best = beam;
+          s.lp = lp;
+          s.T = 10;
+          std::vector<SyntheticLogits> fs;
+          std::vector<int> caps;
+          for (int b = 0; b < 3; ++b) {
+            SyntheticLogits f;
+            f.vocab = vocab;
+            f.levels = levels;
+            f.eos_boost = 0.15f * float(b + 1);
+            f.seed = uint64_t(11 * beam + vocab + b + 1000 * levels);
+            fs.push_back(f);
+            caps.push_back(b == 0 ? s.T : 2 + b);
+          }
+          std::vector<uint8_t> skip(fs.size(), 0);
+          SearchRun run = RunLayer(fs, s, caps, skip);
+          ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+          for (size_t b = 0; b < fs.size(); ++b) {
+            const std::string what = "marian beam " + std::to_string(beam) + " vocab " + std::to_string(vocab) +
+                                     " lp " + std::to_string(lp) + " levels " + std::to_string(levels) +
+                                     " sentence " + std::to_string(b);
+            const std::vector<RefHyp> want = RefMarian(fs[b], s, caps[b]);
+            ExpectSame(run.out[b], want, what);
+            for (const RefHyp& h : run.out[b])
+              for (int32_t tok : h.ids) EXPECT_TRUE(tok != s.unk && tok != s.pad && tok != s.bad[0]) << what;
+            // exactly `beam` hypotheses finish (each running one once), unless the vocabulary has
+            // fewer allowed tokens than the beam (vocab 6: </s>, 1 and 5), whose -inf candidates drop
+            if (beam > 1 && vocab - 3 >= beam) EXPECT_EQ(int(want.size()), beam) << what;
+            if (beam > 1 && vocab == 6) EXPECT_LE(int(want.size()), beam) << what;
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 4 * 4 * 3 * 2 * 3);
+}
+
+// Marian's beam shrinks: one row per sentence at step 0, then one per running hypothesis. With
+// </s> likely from the start, hypotheses finish early and later steps run fewer rows than HF's.
+TEST(Search, MarianBeamRunsOnlyTheRunningHypotheses) {
+  Config s;
+  s.marian = true;
+  s.beam = 4;
+  s.W = 4;
+  s.n_best = 4;
+  s.T = 12;
+  SyntheticLogits f;
+  f.vocab = 12;
+  f.eos_boost = 0.0f;
+  f.eos_offset = -3.0f;  // </s> near the top at every step
+  std::vector<uint8_t> skip = {0};
+  SearchRun marian = RunLayer({f}, s, {s.T}, skip);
+  ASSERT_TRUE(marian.status.ok()) << marian.status.ToString();
+  s.marian = false;
+  SearchRun hf = RunLayer({f}, s, {s.T}, skip);
+  ASSERT_TRUE(hf.status.ok());
+  EXPECT_LT(marian.rows, hf.rows);
+  EXPECT_LE(marian.rows, 1 + long(marian.steps - 1) * s.beam);
+  EXPECT_EQ(int(marian.out[0].size()), s.beam);
+}
+
 // With a pool the per-row and per-sentence work runs across threads: every hypothesis (ids and
 // score, exactly) equals the 1-thread run's and the reference's. The vocabulary is large enough
 // that the rows are split (a task covers >= 32 Ki logits); ties (levels) and sentences that end
@@ -367,10 +498,12 @@ TEST(Search, ThreadsGiveTheSameHypotheses) {
     ThreadPool pool;
     ASSERT_TRUE(pool.Init(threads).ok());
     ASSERT_EQ(pool.threads(), threads);
-    for (int beam : {1, 3}) {
+    for (int mode : {1, 3, -3}) {  // -3: Marian's beam 3
       for (int levels : {0, 2}) {
         for (int sentences : {1, 5}) {  // batch 1 beam: the rows are prepared across the threads
+          const int beam = std::abs(mode);
           Config s;
+          s.marian = mode < 0;
           s.beam = beam;
           s.W = beam;
           s.n_best = beam;
@@ -399,7 +532,9 @@ TEST(Search, ThreadsGiveTheSameHypotheses) {
                                      std::to_string(sentences);
             ExpectSame(many.out[b], one.out[b], what);
             if (skip[b]) continue;
-            if (beam == 1)
+            if (s.marian)
+              ExpectSame(many.out[b], RefMarian(fs[b], s, caps[b]), what);
+            else if (beam == 1)
               ExpectSame(many.out[b], {RefGreedy(fs[b], s, caps[b])}, what);
             else
               ExpectSame(many.out[b], RefBeam(fs[b], s, caps[b]), what);

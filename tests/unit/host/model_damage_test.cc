@@ -186,13 +186,35 @@ TEST(Damage, WrongIdentifier) {
   EXPECT_NE(ExpectRejected(t.data(), t.size(), "text").message().find("not an mtlite file"), std::string::npos);
 }
 
+// Marian's search is format version 4: a file that says 3 is refused rather than searched by
+// HF's rules (what a version-3 reader would do with it).
+TEST(Damage, MarianSearchNeedsFormatVersion4) {
+  ModelSpec spec = TinySpec();
+  spec.config.marian_search = true;
+  AlignedBytes b = converter::SerializeModel(spec);
+  const fb::Model* root = fb::GetSizePrefixedModel(b.data());
+  ASSERT_EQ(root->format_version(), layout::kFormatVersionMarianSearch);
+  {
+    auto m = Model::FromBuffer(b.data(), b.size());
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    EXPECT_TRUE((*m)->config().marian_search);
+  }
+  const auto* table = reinterpret_cast<const flatbuffers::Table*>(root);
+  const uint8_t* field = table->GetAddressOf(fb::Model::VT_FORMAT_VERSION);
+  flatbuffers::WriteScalar<uint32_t>(b.data() + (field - b.data()), layout::kFormatVersionSsru);
+  const Status s = ExpectRejected(b.data(), b.size(), "search Marian in version 3");
+  EXPECT_NE(s.message().find("config.search Marian needs format_version 4"), std::string::npos) << s.ToString();
+}
+
 TEST(Damage, FutureFormatVersionIsUnsupported) {
   ModelSpec spec = TinySpec();
-  spec.format_version = 4;
+  const uint32_t next = layout::kFormatVersion + 1;
+  spec.format_version = next;
   const AlignedBytes b = converter::SerializeModel(spec);
-  const Status s = ExpectRejected(b.data(), b.size(), "v4");
+  const Status s = ExpectRejected(b.data(), b.size(), "next version");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_EQ(s.message(), "format version 4 is newer than this runtime (3)");
+  EXPECT_EQ(s.message(), "format version " + std::to_string(next) + " is newer than this runtime (" +
+                             std::to_string(layout::kFormatVersion) + ")");
   spec.format_version = 0;
   const AlignedBytes z = converter::SerializeModel(spec);
   EXPECT_EQ(ExpectRejected(z.data(), z.size(), "v0").code(), StatusCode::kInvalidModel);
@@ -525,7 +547,7 @@ std::vector<std::pair<std::string, AlignedBytes>> MakeSeeds() {
   std::memcpy(ident.data() + 8, "MTL0", 4);
   seeds.push_back({"wrong_identifier.mtlite", ident});
   ModelSpec future = TinySpec();
-  future.format_version = 4;
+  future.format_version = layout::kFormatVersion + 1;
   seeds.push_back({"future_version.mtlite", converter::SerializeModel(future)});
   ModelSpec huge = TinySpec();
   huge.config.d_model = 1 << 30;

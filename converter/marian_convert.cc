@@ -19,6 +19,7 @@
 #include "shortlist_builder.h"
 #include "spm_proto.h"
 #include "status_macros.h"
+#include "translator_bounds.h"
 
 #ifndef MTLITE_VERSION_STRING
 #define MTLITE_VERSION_STRING "0.0.0"
@@ -32,6 +33,12 @@ constexpr int kMaxPositions = 512;  // the position tables' rows (the transforme
 
 Status Bad(const std::string& message) { return Status(StatusCode::kInvalidModel, message); }
 Status BadArg(const std::string& message) { return Status(StatusCode::kInvalidArgument, message); }
+
+std::string FormatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 std::string BaseName(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -278,7 +285,7 @@ std::string List(const std::vector<std::string>& v) {
 
 // The files of a Marian release folder: model, vocabularies (unless given), lexical shortlist.
 Status FindFolderFiles(const std::string& dir, const ConvertOptions& options, std::string* model,
-                       std::vector<std::string>* vocabs, std::string* lex) {
+                       std::vector<std::string>* vocabs, std::string* lex, std::string* decoder) {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
@@ -287,7 +294,7 @@ Status FindFolderFiles(const std::string& dir, const ConvertOptions& options, st
   if (ec) return Status(StatusCode::kIoError, "cannot list " + dir + ": " + ec.message());
   std::sort(names.begin(), names.end());
   auto path = [&](const std::string& n) { return (dir.back() == '/' ? dir : dir + "/") + n; };
-  std::vector<std::string> models, lexes, spm_src, spm_trg, spm_shared, ymls;
+  std::vector<std::string> models, lexes, spm_src, spm_trg, spm_shared, ymls, decoders;
   for (const std::string& n : names) {
     if (StartsWith(n, "lex.")) {
       lexes.push_back(n);
@@ -297,6 +304,8 @@ Status FindFolderFiles(const std::string& dir, const ConvertOptions& options, st
       (StartsWith(n, "srcvocab") || n == "source.spm" ? spm_src : StartsWith(n, "trgvocab") || n == "target.spm" ? spm_trg : spm_shared).push_back(n);
     } else if (EndsWith(n, ".yml") && n.find("vocab") != std::string::npos) {
       ymls.push_back(n);
+    } else if (n == "decoder.yml" || (StartsWith(n, "config") && (EndsWith(n, ".yml") || EndsWith(n, ".yaml")))) {
+      decoders.push_back(n);
     }
   }
   if (models.size() != 1) {
@@ -305,6 +314,9 @@ Status FindFolderFiles(const std::string& dir, const ConvertOptions& options, st
                                                : "more than one model file (" + List(models) + "): convert one of them with --vocab"));
   }
   *model = path(models[0]);
+  if (std::count(decoders.begin(), decoders.end(), "decoder.yml")) decoders = {"decoder.yml"};
+  if (decoders.size() > 1) return BadArg(dir + ": more than one decoder config (" + List(decoders) + ")");
+  if (!decoders.empty()) *decoder = path(decoders[0]);
   if (lexes.size() > 1) return BadArg(dir + ": more than one lexical shortlist (" + List(lexes) + ")");
   if (!lexes.empty()) {
     if (!EndsWith(lexes[0], ".s2t") && !EndsWith(lexes[0], ".s2t.bin")) {
@@ -331,6 +343,43 @@ Status FindFolderFiles(const std::string& dir, const ConvertOptions& options, st
   if (!ymls.empty()) vocabs->push_back(path(ymls[0]));
   return Status::Ok();
 }
+
+// A number of a decoder config, checked: finite, within [lo, hi].
+Status DecoderNumber(const MarianYaml& yaml, const char* key, const std::string& file, double lo, double hi, float* out) {
+  auto it = yaml.find(key);
+  if (it == yaml.end()) return Status::Ok();
+  const std::string& text = it->second.scalar;
+  char* end = nullptr;
+  const double v = it->second.is_list || text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (!std::isfinite(v) || (end && *end) || v < lo || v > hi) {
+    return Bad(file + ": " + key + " '" + (it->second.is_list ? "[...]" : text) + "' is not a number in [" +
+               FormatNumber(lo) + ", " + FormatNumber(hi) + "]");
+  }
+  *out = float(v);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadDecoderOptions(const std::string& path, DecoderOptions* out) {
+  *out = DecoderOptions();
+  std::string text;
+  MTLITE_RETURN_IF_ERROR(ReadFile(path, &text));
+  MarianYaml yaml;
+  const std::string name = BaseName(path);
+  MTLITE_RETURN_IF_ERROR(ParseMarianYaml(text, name, &yaml));
+  out->file = name;
+  float beam = float(out->beam_size);
+  MTLITE_RETURN_IF_ERROR(DecoderNumber(yaml, "beam-size", name, 1, detail::kMaxBeam, &beam));
+  if (beam != std::floor(beam)) return Bad(name + ": beam-size must be a whole number");
+  out->beam_size = int(beam);
+  MTLITE_RETURN_IF_ERROR(DecoderNumber(yaml, "normalize", name, -99, 99, &out->normalize));
+  MTLITE_RETURN_IF_ERROR(DecoderNumber(yaml, "word-penalty", name, -1e6, 1e6, &out->word_penalty));
+  MTLITE_RETURN_IF_ERROR(DecoderNumber(yaml, "max-length-factor", name, 0, 1e6, &out->max_length_factor));
+  return Status::Ok();
+}
+
+namespace {
 
 Status BuildInLex(const std::string& lex, AlignedBytes* bytes) {
   auto loaded = Model::FromBuffer(bytes->data(), bytes->size(), LoadOptions{true});
@@ -452,9 +501,19 @@ Status ConvertInput(const std::string& input, const ConvertOptions& options, Ali
   }
   if (!dir && !FileExists(input)) return Status(StatusCode::kIoError, input + ": no such file or directory");
   ConvertOptions o = options;
-  std::string model = input, lex;
-  if (dir) MTLITE_RETURN_IF_ERROR(FindFolderFiles(input, options, &model, &o.vocabs, &lex));
+  std::string model = input, lex, decoder;
+  if (dir) MTLITE_RETURN_IF_ERROR(FindFolderFiles(input, options, &model, &o.vocabs, &lex, &decoder));
+  DecoderOptions dec;
+  if (!decoder.empty()) MTLITE_RETURN_IF_ERROR(ReadDecoderOptions(decoder, &dec));
   MTLITE_RETURN_IF_ERROR(ConvertMarianModel(model, o, &spec, report, inputs));
+  if (!dec.file.empty()) {  // the release's decoding settings: default_beam and metadata
+    inputs->decoder = dec;
+    spec.config.default_beam = dec.beam_size;
+    spec.extra.push_back({"marian_decoder", dec.file + ": beam-size " + std::to_string(spec.config.default_beam) +
+                                                ", normalize " + FormatNumber(dec.normalize) + ", word-penalty " +
+                                                FormatNumber(dec.word_penalty) + ", max-length-factor " +
+                                                FormatNumber(dec.max_length_factor)});
+  }
   MTLITE_RETURN_IF_ERROR(SpecToBytes(spec, out, report));
   if (!lex.empty()) {
     inputs->lex = lex;

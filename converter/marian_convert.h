@@ -42,6 +42,16 @@ struct ConvertOptions {
   Semantics semantics = Semantics::kDefault;
 };
 
+// A release folder's decoder options (OPUS-MT's decoder.yml, a Firefox Translations config*.yml):
+// what the release translates with. Marian's defaults (marian-decoder's) where the file is silent.
+struct DecoderOptions {
+  std::string file;              // empty: the folder has none
+  int beam_size = 12;
+  float normalize = 0.0f;        // length normalisation exponent (mtlite's length_penalty)
+  float word_penalty = 0.0f;     // not applied by mtlite (every known release uses 0)
+  float max_length_factor = 3.0f;  // cap: factor x source tokens words
+};
+
 // What a conversion read (printed by `mtlite convert`).
 struct ConvertInputs {
   std::string kind;                 // "hf", "marian"
@@ -50,7 +60,12 @@ struct ConvertInputs {
   std::string lex;                  // the lexical shortlist built in (folders), or empty
   Semantics semantics = Semantics::kDefault;  // resolved
   bool intgemm8_as_is = false;      // int8 weights taken from intgemm8 items unchanged
+  DecoderOptions decoder;           // folders: their decoder options (default_beam, metadata)
 };
+
+// The decoder options of a Marian config file (decoder.yml): beam-size, normalize, word-penalty,
+// max-length-factor; a value that is no number, or a beam outside [1, 64], is an error naming it.
+Status ReadDecoderOptions(const std::string& path, DecoderOptions* out);
 
 // The positions Marian adds: [positions][d] row-major, float32 as Marian computes them:
 // inc = log(10000) / (d/2 - 1), sin(p·exp(-i·inc)) in columns [0, d/2), cos in [d/2, 2·(d/2)).

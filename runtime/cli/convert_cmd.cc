@@ -69,6 +69,12 @@ void PrintReport(const converter::ConversionReport& r, const converter::ConvertI
   }
   std::printf("semantics: %s%s\n", converter::SemanticsName(in.semantics),
               in.intgemm8_as_is ? "; intgemm8 weights stored as in the file" : "");
+  if (const converter::DecoderOptions& d = in.decoder; !d.file.empty()) {
+    // the release's decoding settings as mtlite translate flags (the file records them as metadata)
+    std::printf("decoder options (%s): --beam %d --length-penalty %g --max-length-ratio %g --max-length-offset 1%s\n",
+                d.file.c_str(), d.beam_size, double(d.normalize), double(d.max_length_factor),
+                d.word_penalty != 0 ? " (its word-penalty is not applied by mtlite)" : "");
+  }
   std::printf("%-56s %-5s %-10s %10s %12s %12s\n", "tensor", "dtype", "shape", "bytes", "max_abs_err", "rel_rms_err");
   for (const auto& t : r.tensors) {
     std::printf("%-56s %-5s %-10s %10llu", t.name.c_str(), layout::DTypeName(t.dtype), Shape(t.shape).c_str(),

@@ -108,6 +108,7 @@ TEST(MarianConvert, EveryContainerAndTyingConvertsWithMarianSemantics) {
   EXPECT_FLOAT_EQ(c.layer_norm_eps, 1e-6f);
   EXPECT_FLOAT_EQ(c.embed_scale, std::sqrt(8.0f));
   EXPECT_TRUE(c.positions_stored);
+  EXPECT_TRUE(c.marian_search);
   EXPECT_EQ(c.activation, ActivationKind::kSiLU);
   const ModelSpec spec = SpecOf(*m);
   EXPECT_EQ(Extra(spec, "semantics"), "marian");
@@ -201,6 +202,7 @@ TEST(MarianConvert, SemanticsChoices) {
   auto m = Load(b);
   EXPECT_FLOAT_EQ(m->config().layer_norm_eps, 1e-5f);
   EXPECT_FALSE(m->config().positions_stored);
+  EXPECT_FALSE(m->config().marian_search);
   EXPECT_EQ(Extra(SpecOf(*m), "semantics"), "hf");
 
   ConvertOptions h;
@@ -213,6 +215,7 @@ TEST(MarianConvert, SemanticsChoices) {
   const ModelConfig& c = m->config();
   EXPECT_FLOAT_EQ(c.layer_norm_eps, 1e-6f);
   EXPECT_TRUE(c.positions_stored);
+  EXPECT_TRUE(c.marian_search);
   const ModelSpec spec = SpecOf(*m);
   EXPECT_EQ(Extra(spec, "semantics"), "marian");
   EXPECT_EQ(F32(*Find(spec, layout::kDecoderPositions)), converter::MarianNativeSinusoid(c.max_positions, c.d_model));
@@ -305,6 +308,31 @@ TEST(MarianConvert, ReleaseFolders) {
     EXPECT_EQ(in.lex, d / "lex.50.50.xxyy.s2t.bin");
     EXPECT_TRUE(in.intgemm8_as_is);
     EXPECT_TRUE(Load(b)->data().shortlist.present);
+    EXPECT_TRUE(in.decoder.file.empty());  // no config: the model's default beam stays
+    // Firefox Translations' config: beam 1, normalize 1, factor 2 (flow lists for the file names)
+    WriteText(d / "config.intgemm8bitalpha.yml",
+              "models: [model.xxyy.intgemm.alphas.bin]\nvocabs: [vocab.xxyy.spm, vocab.xxyy.spm]\nbeam-size: 1\n"
+              "normalize: 1.0\nword-penalty: 0\nmax-length-factor: 2.0\nshortlist: [lex.50.50.xxyy.s2t.bin, false]\n"
+              "gemm-precision: int8shiftAlphaAll\n");
+    s = Convert(d.path(), o, &b, &in);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(in.decoder.file, "config.intgemm8bitalpha.yml");
+    EXPECT_EQ(in.decoder.beam_size, 1);
+    EXPECT_EQ(in.decoder.normalize, 1.0f);
+    EXPECT_EQ(in.decoder.max_length_factor, 2.0f);
+    EXPECT_EQ(Load(b)->config().default_beam, 1);
+    WriteText(d / "config.yml", "beam-size: 4\n");
+    s = Convert(d.path(), o, &b);
+    EXPECT_NE(s.message().find("more than one decoder config (config.intgemm8bitalpha.yml, config.yml)"), std::string::npos)
+        << s.ToString();
+    std::remove((d / "config.yml").c_str());
+    for (const char* bad : {"beam-size: 65\n", "beam-size: 2.5\n", "normalize: fast\n", "max-length-factor: [1]\n"}) {
+      WriteText(d / "config.intgemm8bitalpha.yml", bad);
+      s = Convert(d.path(), o, &b);
+      const std::string key = std::string(bad).substr(0, std::string(bad).find(':'));
+      EXPECT_NE(s.message().find("config.intgemm8bitalpha.yml: " + key), std::string::npos) << bad << ": " << s.ToString();
+    }
+    std::remove((d / "config.intgemm8bitalpha.yml").c_str());
     WriteText(d / "model.npz", ReadText(DataPath("all.npz")));
     s = Convert(d.path(), o, &b);
     EXPECT_NE(s.message().find("more than one model file (model.npz, model.xxyy.intgemm.alphas.bin)"), std::string::npos) << s.ToString();
@@ -315,7 +343,8 @@ TEST(MarianConvert, ReleaseFolders) {
     WriteText(d / "source.spm", ReadText(Spm()));
     WriteText(d / "target.spm", ReadText(Spm()));
     WriteText(d / "opus.spm32k-spm32k.vocab.yml", ReadText(DataPath("vocab.yml")));
-    WriteText(d / "decoder.yml", "relative-paths: true\n");
+    WriteText(d / "decoder.yml", "relative-paths: true\nbeam-size: 6\nnormalize: 0.6\nword-penalty: 0\n");
+    WriteText(d / "config.yml", "beam-size: 2\n");  // decoder.yml is the one OPUS-MT's README runs
     WriteText(d / "lex.s2t", "\xe2\x96\x81" "g \xe2\x96\x81" "a 0.5\n");
     AlignedBytes b;
     ConvertInputs in;
@@ -323,6 +352,12 @@ TEST(MarianConvert, ReleaseFolders) {
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(in.vocabs, (std::vector<std::string>{d / "source.spm", d / "target.spm", d / "opus.spm32k-spm32k.vocab.yml"}));
     EXPECT_TRUE(Load(b)->data().shortlist.present);
+    EXPECT_EQ(in.decoder.file, "decoder.yml");
+    EXPECT_EQ(in.decoder.normalize, 0.6f);
+    EXPECT_EQ(in.decoder.max_length_factor, 3.0f);  // Marian's default
+    EXPECT_EQ(Load(b)->config().default_beam, 6);
+    EXPECT_EQ(Extra(SpecOf(*Load(b)), "marian_decoder"),
+              "decoder.yml: beam-size 6, normalize 0.6, word-penalty 0, max-length-factor 3");
   }
   TempDir empty;
   AlignedBytes b;

@@ -12,10 +12,13 @@
 //   total_s            median over the repetitions of the summed TranslateViews wall time
 //                      (text in -> text out, tokenizer included; model load excluded)
 //   total_s_runs       every repetition's total
+//   cpu_s              median over the repetitions of this process's CPU time (user + system,
+//                      all threads) in the same calls: on a shared machine the work without the
+//                      waiting for a core (cpu_s_runs: every repetition's)
 //   latency_p50_ms/p90 per TranslateViews call over all repetitions (batch 1: per sentence),
 //                      linear interpolation between order statistics (numpy's default)
 //   target_tokens      generated target tokens of the returned best hypotheses, incl. </s>
-//   sentences_per_s, target_tokens_per_s   (from total_s)
+//   sentences_per_s, target_tokens_per_s   (from total_s); target_tokens_per_cpu_s (from cpu_s)
 //   ru_maxrss_kb, vm_hwm_kb   peak RSS of this process (getrusage, /proc/self/status)
 //   code_rss_kb              resident KiB of the executable and shared libraries (in the RSS)
 //   arena_bytes, model_file_bytes, load_s, create_s, deterministic (all repetitions gave the
@@ -37,6 +40,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <time.h>
 
 #include "args.h"
 #include "commands.h"
@@ -223,21 +228,28 @@ int main(int argc, char** argv) {
     if (!s.ok()) return fail(0, s);
   }
 
-  std::vector<double> run_totals, latencies;
+  auto process_cpu_s = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+  };
+  std::vector<double> run_totals, run_cpu, latencies;
   latencies.reserve(((n + bsz - 1) / bsz) * size_t(a.repeat));
   std::vector<std::string> texts(n), first_texts;
   std::vector<std::vector<int32_t>> ids(n);
   long long target_tokens = 0;
   bool deterministic = true;
   for (int r = 0; r < a.repeat; ++r) {
-    double total = 0;
+    double total = 0, cpu = 0;
     long long tokens = 0;
     for (size_t i0 = 0; i0 < n; i0 += bsz) {
       const size_t m = std::min(bsz, n - i0);
       const mtlite::SentenceResultView* res = nullptr;
+      const double c0 = process_cpu_s();
       const auto t0 = Clock::now();
       mtlite::Status s = translator.TranslateViews(views.data() + i0, m, opt, &res);
       const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+      cpu += process_cpu_s() - c0;
       if (!s.ok()) return fail(i0, s);
       total += dt;
       latencies.push_back(dt);
@@ -253,6 +265,7 @@ int main(int argc, char** argv) {
       }
     }
     run_totals.push_back(total);
+    run_cpu.push_back(cpu);
     target_tokens = tokens;
     if (r == 0) first_texts = texts;
     else if (texts != first_texts) deterministic = false;
@@ -279,6 +292,7 @@ int main(int argc, char** argv) {
   }
 
   const double total_s = mtlite::cli::Percentile(run_totals, 50);
+  const double cpu_s = mtlite::cli::Percentile(run_cpu, 50);
   mtlite::cli::JsonWriter w;
   w.BeginObject().Key("engine").String("mtlite").Key("model").String(a.model);
   w.Key("weight_type").String(mtlite::layout::QuantizationName(cfg.weight_type));
@@ -289,8 +303,11 @@ int main(int argc, char** argv) {
   w.Key("sentences").Uint(n).Key("calls_per_run").Uint((n + bsz - 1) / bsz).Key("target_tokens").Int(target_tokens);
   w.Key("total_s").Fixed(total_s, 6).Key("total_s_runs").BeginArray(mtlite::cli::JsonWriter::kInline);
   for (double t : run_totals) w.Fixed(t, 6);
+  w.EndArray().Key("cpu_s").Fixed(cpu_s, 6).Key("cpu_s_runs").BeginArray(mtlite::cli::JsonWriter::kInline);
+  for (double t : run_cpu) w.Fixed(t, 6);
   w.EndArray().Key("sentences_per_s").Fixed(double(n) / total_s, 3);
   w.Key("target_tokens_per_s").Fixed(double(target_tokens) / total_s, 3);
+  w.Key("target_tokens_per_cpu_s").Fixed(cpu_s > 0 ? double(target_tokens) / cpu_s : 0.0, 3);
   w.Key("latency_p50_ms").Fixed(mtlite::cli::Percentile(latencies, 50) * 1e3, 4);
   w.Key("latency_p90_ms").Fixed(mtlite::cli::Percentile(latencies, 90) * 1e3, 4);
   w.Key("latency_max_ms").Fixed(*std::max_element(latencies.begin(), latencies.end()) * 1e3, 4);

@@ -5,17 +5,28 @@ models and vocab.json), for marian_export.py (-> a Marian model.bin / .npz with
 transformer-decoder-autoreg: rnn, dec-cell: ssru) and marian_semantics.py (the PyTorch reference).
 
     make_ssru_checkpoint.py OUT_DIR [--shape test|tiny|demo] [--seed N] [--decoder ssru|self_attention]
+                            [--vocab-size N] [--fixed-length]
 
 Shapes:
   tiny  the Firefox Translations (Bergamot) tiny student: d 256, 6 encoder layers, 2 SSRU decoder
         layers, FFN 1536, 8 heads, relu, tied-embeddings-all. Bergamot's students have a 32k
         shared vocabulary; no 32k SentencePiece model is in the repository, so the demo model's
-        8k one is used (embedding and output rows 8,001 instead of 32,000).
+        8k one is used (embedding and output rows 8,001 instead of 32,000) unless --vocab-size
+        grows it (below).
   test  the same layout at d 64, 2 encoder layers, FFN 256, 4 heads.
   demo  the demo model (models/marian-en-de-tiny: d 256, 6 + 2 layers, FFN 1024, 4 heads, swish)
         with trained weights, each decoder self-attention replaced by a random SSRU cell (its
         layer norm kept): random networks repeat one token, this one translates into varied
         (not correct) German, which makes the line-by-line comparison with Bergamot meaningful.
+--vocab-size N (> 8,001; random shapes, e.g. 32000 for the students' output projection): the
+vocabulary grows the way make_random_checkpoint.py grows its "tiny32k" preset (extended_vocab():
+output-only pieces after the demo's, the SentencePiece models stay the demo's, so sources segment
+as with the demo model), except that <pad> stays the last id (N - 1), as marian_export.py
+--vocab yml needs: the demo's pieces keep their ids 0..7,999, the added ones take 8,000..N-2.
+Export with --vocab yml and convert with the SentencePiece model and the YAML vocabulary
+(bench/README.md, SSRU section).
+--fixed-length: the </s> logit bias is make_random_checkpoint.py's FIXED_LENGTH_EOS_BIAS, so </s>
+is never chosen and every sentence decodes to the caller's length cap (benchmarks).
 Weights: projections N(0, 1/fan_in) scaled by a gain, so that the encoder's output and each
 decoder layer's inputs change the next token (the outputs follow the source instead of repeating
 one token); </s> gets a logit bias so that most outputs end before Marian's length cap.
@@ -41,12 +52,36 @@ SHAPES = {
 }
 
 
-def make(out_dir, shape="test", seed=1, eos_bias=2.0, gain=1.5, out_gain=4.0, decoder="ssru"):
+def grown_vocab(size):
+    """The demo's vocab.json {piece: id} grown to `size` ids with make_random_checkpoint.py's
+    output-only pieces (extended_vocab), <pad> moved to the last id."""
+    from make_random_checkpoint import extended_vocab
+    with open(os.path.join(DEMO, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    if vocab["<pad>"] != len(vocab) - 1:
+        raise ValueError("the demo vocabulary's <pad> is not its last id")
+    if size <= len(vocab):
+        raise ValueError(f"--vocab-size {size}: must exceed the demo vocabulary ({len(vocab)} ids)")
+    out = extended_vocab({p: i for p, i in vocab.items() if p != "<pad>"}, size - 1)
+    out["<pad>"] = size - 1
+    return out
+
+
+def make(out_dir, shape="test", seed=1, eos_bias=2.0, gain=1.5, out_gain=4.0, decoder="ssru", vocab_size=0,
+         fixed_length=False):
     from marian_ref import write_safetensors
     s = SHAPES[shape]
     d, ffn = s["d"], s["ffn"]
     with open(os.path.join(DEMO, "config.json")) as f:
         demo = json.load(f)
+    vocab = None
+    if vocab_size:
+        if shape == "demo":
+            raise ValueError("--vocab-size: the demo shape keeps the demo model's trained vocabulary")
+        vocab = grown_vocab(vocab_size)
+        pad = vocab["<pad>"]
+        demo.update({"vocab_size": vocab_size, "decoder_vocab_size": vocab_size, "pad_token_id": pad,
+                     "decoder_start_token_id": pad, "bad_words_ids": [[pad]]})
     V = demo["vocab_size"]
     rng = np.random.default_rng(seed)
     w = {}
@@ -64,7 +99,11 @@ def make(out_dir, shape="test", seed=1, eos_bias=2.0, gain=1.5, out_gain=4.0, de
     emb[demo["pad_token_id"]] = 0
     w["model.shared.weight"] = emb
     bias = rng.normal(0, 0.1, (1, V))
-    bias[0, demo["eos_token_id"]] += eos_bias
+    if fixed_length:
+        from make_random_checkpoint import FIXED_LENGTH_EOS_BIAS
+        bias[0, demo["eos_token_id"]] = FIXED_LENGTH_EOS_BIAS
+    else:
+        bias[0, demo["eos_token_id"]] += eos_bias
     w["final_logits_bias"] = bias
     for i in range(s["enc"]):
         p = f"model.encoder.layers.{i}"
@@ -122,6 +161,14 @@ def make(out_dir, shape="test", seed=1, eos_bias=2.0, gain=1.5, out_gain=4.0, de
                       {k: torch.tensor(np.asarray(v, np.float32)) for k, v in w.items()})
     for name in ("source.spm", "target.spm", "vocab.json", "generation_config.json", "tokenizer_config.json"):
         shutil.copyfile(os.path.join(DEMO, name), os.path.join(out_dir, name))
+    if vocab is not None:
+        with open(os.path.join(out_dir, "vocab.json"), "w", encoding="utf-8") as f:
+            json.dump(vocab, f, ensure_ascii=False, indent=1)
+        with open(os.path.join(out_dir, "generation_config.json")) as f:
+            gen = json.load(f)
+        gen.update({k: demo[k] for k in ("pad_token_id", "decoder_start_token_id", "bad_words_ids")})
+        with open(os.path.join(out_dir, "generation_config.json"), "w") as f:
+            json.dump(gen, f, indent=2)
     return out_dir
 
 
@@ -132,9 +179,18 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--decoder", choices=["ssru", "self_attention"], default="ssru",
                     help="self_attention: the same random network with transformer decoder layers (benchmarks)")
+    ap.add_argument("--vocab-size", type=int, default=0,
+                    help="grow the shared vocabulary to N ids (e.g. 32000; not with --shape demo)")
+    ap.add_argument("--fixed-length", action="store_true",
+                    help="</s> is never chosen: outputs run to the length cap (benchmarks)")
     a = ap.parse_args(argv)
-    make(a.out_dir, a.shape, a.seed, decoder=a.decoder)
-    print(f"wrote a random {a.shape} checkpoint ({a.decoder} decoder layers) to {a.out_dir}")
+    try:
+        make(a.out_dir, a.shape, a.seed, decoder=a.decoder, vocab_size=a.vocab_size, fixed_length=a.fixed_length)
+    except ValueError as e:
+        ap.error(str(e))
+    V = a.vocab_size or "8001"
+    print(f"wrote a random {a.shape} checkpoint ({a.decoder} decoder layers, {V} ids"
+          f"{', fixed length' if a.fixed_length else ''}) to {a.out_dir}")
 
 
 if __name__ == "__main__":

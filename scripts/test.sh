@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 export MTLITE_REQUIRE_BERGAMOT=1  # the Marian checks fail instead of skipping without Bergamot (setup.sh installs it)
 JOBS=${JOBS:-2}
-step() { echo; echo "===== $* ====="; }
+step() { echo; echo "===== $* ===== ($(date +%T))"; }
 
 step "host build + tests"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -75,6 +75,11 @@ compare beam4-nbest "$WORK/dev.en" --beam 4 --n-best 4 --scores
 compare batch-alignments "$WORK/dev40.en" --batch 7 --beam 2 --alignments
 compare stream "$WORK/dev40.en" --stream --beam 3
 MTLITE_WASM_SIMD=0 compare nosimd-greedy "$WORK/dev40.en" --scores
+# Marian's search (the demo converted with --semantics marian) with Marian's length cap
+"$HOST/mtlite" convert models/marian-en-de-tiny --semantics marian -o "$WORK/marian.int8.mtlite" > /dev/null ||
+  die "convert --semantics marian"
+MODEL="$WORK/marian.int8.mtlite" compare marian-beam4 "$WORK/dev.en" --beam 4 --n-best 2 --length-penalty 0.6 \
+  --max-length-ratio 3 --max-length-offset 1
 compare bad-input "$WORK/bad.txt"
 compare bad-input-batch "$WORK/bad.txt" --batch 4
 compare bad-input-beam "$WORK/bad.txt" --batch 16 --beam 2

@@ -75,6 +75,8 @@ export interface TranslateOptions {
   alignments?: boolean;
   maxLength?: number;
   maxLengthRatio?: number;
+  /** Added to the maxLengthRatio cap (default 10; Marian's max-length-factor F: ratio F, offset 1). */
+  maxLengthOffset?: number;
   lengthPenalty?: number;
   /** Restrict the output vocabulary (the model's shortlist section). */
   shortlist?: boolean;

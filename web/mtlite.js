@@ -258,7 +258,8 @@ export class Translator {
 
   /**
    * Translates texts (strings, or Uint8Array of UTF-8 bytes, passed to the runtime as they are).
-   * options: beam, nBest, scores, alignments, maxLength, maxLengthRatio, lengthPenalty, shortlist,
+   * options: beam, nBest, scores, alignments, maxLength, maxLengthRatio, maxLengthOffset,
+   * lengthPenalty, shortlist,
    * profile (then profile() reads it), onToken(event) (streaming: {sentence, ids, text, final} for
    * every new token of greedy search, every change of the best hypothesis of beam search, and once
    * with final: true per sentence). Returns per text {hypotheses: [{text, ids, score, alignment,
@@ -291,7 +292,7 @@ export class Translator {
     let status;
     try {
       status = x.mtlite_web_translate(this._h, base, base + 4 * n, n, options.beam ?? 1, nBest, options.maxLength ?? 0,
-        options.maxLengthRatio ?? NaN, options.lengthPenalty ?? NaN, flags);
+        options.maxLengthRatio ?? NaN, options.maxLengthOffset ?? -1, options.lengthPenalty ?? NaN, flags);
     } finally {
       this._onToken = undefined;
     }

@@ -20,7 +20,8 @@ translate options (as in \`mtlite translate\`):
   --max-length N             generated tokens per sentence, including </s> (default 256)
   --max-source-tokens N      source tokens per sentence, including </s> (default 256)
   --max-input-bytes N        UTF-8 bytes per input line (default 16384)
-  --max-length-ratio F       if > 0, also cap the output at F x source tokens + 10
+  --max-length-ratio F       if > 0, also cap the output at F x source tokens + --max-length-offset
+  --max-length-offset N      added to the --max-length-ratio cap (0..65536, default 10)
   --length-penalty F         beam score = log-probability / length^F (default 1)
   --scores                   append ' ||| ' and the length-penalised log-probability
   --alignments               append ' |||' and src-tgt pairs (argmax of the cross-attention)
@@ -34,10 +35,10 @@ class UsageError extends Error {}
 
 function parseArgs(argv) {
   const a = { beam: 1, nBest: 1, batch: 1, maxLength: 256, maxSourceTokens: 256, maxInputBytes: 16384,
-    maxLengthRatio: 0, lengthPenalty: 1, texts: [] };
+    maxLengthRatio: 0, maxLengthOffset: 10, lengthPenalty: 1, texts: [] };
   const ints = { '--beam': ['beam', 1, 64], '--n-best': ['nBest', 1, 64], '--batch': ['batch', 1, 1024],
     '--max-length': ['maxLength', 1, 65536], '--max-source-tokens': ['maxSourceTokens', 1, 65536],
-    '--max-input-bytes': ['maxInputBytes', 1, 1 << 24] };
+    '--max-input-bytes': ['maxInputBytes', 1, 1 << 24], '--max-length-offset': ['maxLengthOffset', 0, 65536] };
   const floats = { '--max-length-ratio': 'maxLengthRatio', '--length-penalty': 'lengthPenalty' };
   const flags = { '--scores': 'scores', '--alignments': 'alignments', '--output-ids': 'outputIds',
     '--shortlist': 'shortlist', '--stream': 'stream', '--verify': 'verify', '-q': 'quiet', '--quiet': 'quiet' };
@@ -136,7 +137,8 @@ async function translateMain(argv) {
   const tty = process.stdout.isTTY === true;
   let drawn = false;
   const options = { beam: a.beam, nBest: a.nBest, maxLength: tr.limits.maxTargetTokens, maxLengthRatio: a.maxLengthRatio,
-    lengthPenalty: a.lengthPenalty, scores: a.scores, alignments: a.alignments, shortlist: a.shortlist };
+    maxLengthOffset: a.maxLengthOffset, lengthPenalty: a.lengthPenalty, scores: a.scores, alignments: a.alignments,
+    shortlist: a.shortlist };
   if (a.stream) {
     options.onToken = (e) => {
       if (e.final) return;

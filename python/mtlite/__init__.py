@@ -342,7 +342,8 @@ class Translator:
                 </s> is forced at the cap, as HF's forced_eos_token_id does.
             max_length_ratio, max_length_offset: if ratio > 0, also cap at
                 ratio * source tokens + offset.
-            length_penalty: HF's exponent: score = sum_logprob / length**length_penalty.
+            length_penalty: score = sum_logprob / length**length_penalty (HF's exponent; Marian's
+                normalize for a model whose config says search 'marian').
             alignment_layer: decoder layer whose cross-attention is averaged (-1 = last).
             profile: record where the time goes (Translator(profiling=True)); read it with
                 last_profile(), which describes the last runtime call (for a longer list, the

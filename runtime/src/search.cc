@@ -374,7 +374,21 @@ Status MarianBeam(const SearchSpec& sp, int nb, const int* max_len, const uint8_
     float* logits = nullptr;
     if (Status st = model->Step(t, n_active, s->active, s->row_tokens, &logits); !st.ok()) return st;
     Span span(prof, Op::kSearch);
-    // Per sentence: its rows' log-softmax and the top k of their candidates (k = beam at step 0).
+    // Per row: pad, log-sum-exp, bans. Per sentence: the top k of its rows' candidates (k = beam
+    // at step 0), each row prepared right before its scan unless the rows were prepared across
+    // the pool's threads first (fewer running sentences than threads to keep busy: batch 1).
+    auto prepare_row = [&](int i, Profiler* p) {
+      float* row = logits + size_t(i) * V;
+      if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
+      SubTimer timer(p, Op::kSearchLogSoftmax);
+      s->row_score[i] = RowLogSumExp(K, row, V);
+      BanAfterLogSoftmax(sp, row);
+    };
+    const bool rows_first = Tasks(pool, n_sent, size_t(beam) * size_t(V)) < Tasks(pool, n_active, size_t(V));
+    if (rows_first)
+      ForUnits(pool, n_active, size_t(V), prof, [&](int i, Profiler* p) {
+        if (t + 1 < max_len[s->active[i] / W]) prepare_row(i, p);
+      });
     ForUnits(pool, n_sent, size_t(beam) * size_t(V), prof, [&](int u, Profiler* p) {
       const int i0 = s->sentence_rows[u], i1 = s->sentence_rows[u + 1], b = s->active[i0] / W;
       if (t + 1 >= max_len[b]) return;  // forced </s>: the rows are not read
@@ -384,16 +398,10 @@ Status MarianBeam(const SearchSpec& sp, int nb, const int* max_len, const uint8_
       int32_t* cp = s->cand_par + size_t(b) * 2 * W;
       int nc = 0;
       for (int i = i0; i < i1; ++i) {
-        float* row = logits + size_t(i) * V;
-        if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
-        float lse;
-        {
-          SubTimer timer(p, Op::kSearchLogSoftmax);
-          lse = RowLogSumExp(K, row, V);
-        }
-        BanAfterLogSoftmax(sp, row);
+        if (!rows_first) prepare_row(i, p);
         SubTimer timer(p, Op::kSearchScan);
-        nc = ScanRow(K, row, V, lse, s->beam_score[s->active[i]], s->active[i] - b * W, cs, ct, cp, nc, k);
+        nc = ScanRow(K, logits + size_t(i) * V, V, s->row_score[i], s->beam_score[s->active[i]], s->active[i] - b * W,
+                     cs, ct, cp, nc, k);
       }
       for (int r = nc; r < k; ++r) cs[r] = kNegInf;  // fewer tokens than the beam: dropped
     });

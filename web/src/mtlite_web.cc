@@ -61,16 +61,18 @@ mtlite_status mtlite_web_model_info(const void* data, size_t size, int32_t* out)
 }
 
 // flags: 1 scores, 2 alignments, 4 profile, 8 stream (to mtlite.stream_event with user = the
-// translator), 16 shortlist. max_length 0, and max_length_ratio or length_penalty NaN: the default.
+// translator), 16 shortlist. max_length 0, max_length_offset < 0, and max_length_ratio or
+// length_penalty NaN: the default.
 mtlite_status mtlite_web_translate(mtlite_translator* translator, const char* const* texts, const size_t* lengths,
                                    size_t n, int beam, int n_best, int max_length, float max_length_ratio,
-                                   float length_penalty, int flags) {
+                                   int max_length_offset, float length_penalty, int flags) {
   mtlite_options o;
   mtlite_options_default(&o);
   o.beam_size = beam;
   o.n_best = n_best;
   if (max_length > 0) o.max_length = max_length;
   if (max_length_ratio == max_length_ratio) o.max_length_ratio = max_length_ratio;
+  if (max_length_offset >= 0) o.max_length_offset = max_length_offset;
   if (length_penalty == length_penalty) o.length_penalty = length_penalty;
   o.return_scores = (flags & 1) != 0;
   o.return_alignments = (flags & 2) != 0;

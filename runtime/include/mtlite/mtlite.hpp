@@ -212,7 +212,8 @@ struct TranslateOptions {
   int max_length = 256;          // absolute cap on generated tokens (incl. </s>)
   float max_length_ratio = 0;    // if > 0: cap also at ratio * source_tokens + max_length_offset
   int max_length_offset = 10;
-  float length_penalty = 1.0f;   // HF: score = sum_logprob / length^penalty
+  float length_penalty = 1.0f;   // score = sum_logprob / length^penalty (HF's; Marian's normalize
+                                 // with ModelConfig::marian_search)
   int n_best = 1;
   bool return_scores = false;
   bool return_alignments = false;

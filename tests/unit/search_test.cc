@@ -454,8 +454,12 @@ TEST(Search, MarianEqualsReferenceOverShapesPenaltiesAndTies) {
               for (int32_t tok : h.ids) EXPECT_TRUE(tok != s.unk && tok != s.pad && tok != s.bad[0]) << what;
             // exactly `beam` hypotheses finish (each running one once), unless the vocabulary has
             // fewer allowed tokens than the beam (vocab 6: </s>, 1 and 5), whose -inf candidates drop
-            if (beam > 1 && vocab - 3 >= beam) EXPECT_EQ(int(want.size()), beam) << what;
-            if (beam > 1 && vocab == 6) EXPECT_LE(int(want.size()), beam) << what;
+            if (beam > 1 && vocab - 3 >= beam) {
+              EXPECT_EQ(int(want.size()), beam) << what;
+            }
+            if (beam > 1 && vocab == 6) {
+              EXPECT_LE(int(want.size()), beam) << what;
+            }
             ++cases;
           }
         }

@@ -176,7 +176,9 @@ TEST(RowBalancer, BoundsAreOrderedAndCoverEveryRow) {
     ASSERT_EQ(v.back(), n);
     for (int t = 0; t < tasks; ++t) {
       ASSERT_LE(v[size_t(t)], v[size_t(t) + 1]) << round;
-      if (n >= tasks) ASSERT_LT(v[size_t(t)], v[size_t(t) + 1]) << round;  // every task a row
+      if (n >= tasks) {
+        ASSERT_LT(v[size_t(t)], v[size_t(t) + 1]) << round;  // every task a row
+      }
     }
   }
 }

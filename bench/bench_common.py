@@ -3,6 +3,7 @@
 argument parsers, child processes with their resource usage, what the reports say about the
 machine and the source tree, and the build of the previous release they compare with."""
 import argparse
+import hashlib
 import os
 import platform
 import subprocess
@@ -131,6 +132,15 @@ def raise_interrupt(signum, frame):
 
 
 # ----------------------------------------------------------------------------- outputs
+
+
+def sha256(path):
+    """Hex SHA-256 of a file (which generator or binary a result came from)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for blk in iter(lambda: f.read(1 << 20), b""):
+            h.update(blk)
+    return h.hexdigest()
 
 
 def read_lines(path):

@@ -51,7 +51,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import bench_common as bc  # noqa: E402
-from bench_common import PY, SetupError, fmt, run  # noqa: E402
+from bench_common import PY, SetupError, fmt, run, sha256  # noqa: E402
 
 MAKE_CKPT = os.path.join(ROOT, "tests", "reference", "make_random_checkpoint.py")
 SHAPES = ["demo", "tiny32k", "base"]
@@ -163,14 +163,6 @@ def parse_args(argv):
 
 def log(msg):
     print(f"run_shapes.py: {msg}", file=sys.stderr, flush=True)
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for blk in iter(lambda: f.read(1 << 20), b""):
-            h.update(blk)
-    return h.hexdigest()
 
 
 def file_id(path):

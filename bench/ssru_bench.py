@@ -37,7 +37,6 @@ Exit: 0 ok, 1 a run or a check failed (the report is still written), 2 setup err
 """
 import argparse
 import datetime
-import hashlib
 import json
 import os
 import shutil
@@ -49,7 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import bench_common as bc  # noqa: E402
-from bench_common import PY, SetupError, fmt, run  # noqa: E402
+from bench_common import PY, SetupError, fmt, run, sha256  # noqa: E402
 
 REF = os.path.join(ROOT, "tests", "reference")
 MAKE_SSRU = os.path.join(REF, "make_ssru_checkpoint.py")
@@ -119,11 +118,6 @@ def parse_args(argv):
 
 def log(msg):
     print(f"ssru_bench.py: {msg}", file=sys.stderr, flush=True)
-
-
-def sha256(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
 
 
 # ----------------------------------------------------------------------------- models

@@ -64,6 +64,14 @@ void BanAfterLogSoftmax(const SearchSpec& sp, float* row) {
   if (sp.unk_id >= 0) row[sp.unk_id] = kNegInf;
 }
 
+// A logits row before its candidate scan: pad -inf, the log-sum-exp into *lse, the bans.
+void PrepareRow(const SearchSpec& sp, const kernels::KernelTable& K, float* row, float* lse, Profiler* p) {
+  if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
+  SubTimer timer(p, Op::kSearchLogSoftmax);
+  *lse = RowLogSumExp(K, row, sp.vocab);
+  BanAfterLogSoftmax(sp, row);
+}
+
 // Sorted insertion into the best-first candidate list (cs, ct, cp) of nc entries and capacity
 // cap; ties keep the earlier entry. Returns the new count.
 int InsertCandidate(float* cs, int32_t* ct, int32_t* cp, int nc, int cap, float sc, int tok, int w) {
@@ -229,13 +237,7 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
     if (Status st = model->Step(t, n_active, s->active, s->row_tokens, &logits); !st.ok()) return st;
     Span span(prof, Op::kSearch);
     // Per row: pad, log-sum-exp, bad words. At step 0 a sentence's one row serves all its beams.
-    auto prepare_row = [&](int i, Profiler* p) {
-      float* row = logits + size_t(i) * V;
-      if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
-      SubTimer timer(p, Op::kSearchLogSoftmax);
-      s->row_score[i] = RowLogSumExp(K, row, V);
-      BanAfterLogSoftmax(sp, row);
-    };
+    auto prepare_row = [&](int i, Profiler* p) { PrepareRow(sp, K, logits + size_t(i) * V, s->row_score + i, p); };
     // Per sentence, independently: the top 2*beam candidates over beam*V, kept sorted best
     // first; ties keep the earlier (beam, token), as a stable sort of HF's flattened scores
     // does. Every token enters until 2*beam are held, so a sentence ends with
@@ -377,13 +379,7 @@ Status MarianBeam(const SearchSpec& sp, int nb, const int* max_len, const uint8_
     // Per row: pad, log-sum-exp, bans. Per sentence: the top k of its rows' candidates (k = beam
     // at step 0), each row prepared right before its scan unless the rows were prepared across
     // the pool's threads first (fewer running sentences than threads to keep busy: batch 1).
-    auto prepare_row = [&](int i, Profiler* p) {
-      float* row = logits + size_t(i) * V;
-      if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
-      SubTimer timer(p, Op::kSearchLogSoftmax);
-      s->row_score[i] = RowLogSumExp(K, row, V);
-      BanAfterLogSoftmax(sp, row);
-    };
+    auto prepare_row = [&](int i, Profiler* p) { PrepareRow(sp, K, logits + size_t(i) * V, s->row_score + i, p); };
     const bool rows_first = Tasks(pool, n_sent, size_t(beam) * size_t(V)) < Tasks(pool, n_active, size_t(V));
     if (rows_first)
       ForUnits(pool, n_active, size_t(V), prof, [&](int i, Profiler* p) {

@@ -29,7 +29,8 @@
 namespace mtlite {
 namespace kernels {
 
-enum class Act : int { kNone = 0, kSiLU = 1, kReLU = 2, kGELU = 3, kGELUTanh = 4 };
+// kSigmoid, 1 / (1 + ExpRef(-x)), is no model's FFN activation: the SSRU cell's forget gate.
+enum class Act : int { kNone = 0, kSiLU = 1, kReLU = 2, kGELU = 3, kGELUTanh = 4, kSigmoid = 5 };
 
 // BlockedN8K4 packing (see schema/mtlite.fbs).
 inline int RoundUp(int x, int m) { return (x + m - 1) / m * m; }

@@ -295,8 +295,8 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
 // f = sigmoid(x Wf^T + bf), c = f * c_parent + (1 - f) * x W^T, x += relu(c) (the residual add
 // before the layer norm). c_parent is the state the row's parent slot wrote at step t - 1
 // (generation (t - 1) % 2; zero at t = 0); c goes to generation t % 2 at the row's own slot, so
-// beam reordering gathers the parents' states without a copy. Portable scalar code, the same on
-// every kernel table (the exp is the specified ExpRef).
+// beam reordering gathers the parents' states without a copy. The gate is the kernel table's
+// sigmoid (the specified ExpRef, the same bits on every table), the rest portable scalar code.
 void Transformer::SsruCell(int l, int t, int r0, int r1, const int32_t* slots) {
   const Dims& x = dims_;
   const int d = x.d, R = x.R, T = x.T;
@@ -308,10 +308,11 @@ void Transformer::SsruCell(int l, int t, int r0, int r1, const int32_t* slots) {
     const float* cp = prev ? prev + size_t(anc_[size_t(i) * T + t - 1] - (t - 1) * R) * d : nullptr;
     float* c = cur + size_t(slots[i]) * d;
     const float* xw = dq_ + size_t(i) * d;
-    const float* gate = dk_ + size_t(i) * d;
+    float* gate = dk_ + size_t(i) * d;
     float* h = dx_ + size_t(i) * d;
+    exec_.K->activation(gate, d, kernels::Act::kSigmoid);  // f, in place of the gate's input
     for (int j = 0; j < d; ++j) {
-      const float f = 1.0f / (1.0f + kernels::ExpRef(-gate[j]));
+      const float f = gate[j];
       const float cj = (cp ? f * cp[j] : 0.0f) + (1.0f - f) * xw[j];
       c[j] = cj;
       h[j] = (cj > 0.0f ? cj : 0.0f) + h[j];

@@ -46,7 +46,7 @@ std::vector<float> ActivationInputs() {
 
 TEST(KernelFloat, Activations) {
   const std::vector<float> x = ActivationInputs();
-  for (Act act : {Act::kNone, Act::kSiLU, Act::kReLU, Act::kGELU, Act::kGELUTanh}) {
+  for (Act act : {Act::kNone, Act::kSiLU, Act::kReLU, Act::kGELU, Act::kGELUTanh, Act::kSigmoid}) {
     for (int n : {int(x.size()), 1, 3, 7, 9, 15, 17}) {
       SCOPED_TRACE("act=" + std::to_string(int(act)) + " n=" + std::to_string(n));
       // offset windows so that specials land in tails too
@@ -75,6 +75,7 @@ TEST(KernelFloat, ActivationAccuracy) {
     const double u = std::sqrt(2 / 3.14159265358979323846) * (xd + 0.044715 * xd * xd * xd);
     const double gelut = 0.5 * xd * (1 + std::tanh(u));
     EXPECT_NEAR(ref::ActRef(x, Act::kSiLU), silu, 2e-6 * (1 + std::fabs(xd))) << x;
+    EXPECT_NEAR(ref::ActRef(x, Act::kSigmoid), 1 / (1 + std::exp(-xd)), 2e-7) << x;
     EXPECT_NEAR(ref::ActRef(x, Act::kGELU), gelu, 2e-6 * (1 + std::fabs(xd))) << x;
     EXPECT_NEAR(ref::ActRef(x, Act::kGELUTanh), gelut, 2e-6 * (1 + std::fabs(xd))) << x;
     EXPECT_EQ(ref::ActRef(x, Act::kReLU), x > 0 ? x : 0.0f);

@@ -24,6 +24,7 @@ void Activation(float* x, int n, Act act) {
   switch (act) {
     case Act::kNone: return;
     case Act::kSiLU: ApplyLanes<D>(x, n, [](V v) { return SiLU<D>(v); }); return;
+    case Act::kSigmoid: ApplyLanes<D>(x, n, [](V v) { return Sigmoid<D>(v); }); return;
     case Act::kReLU: ApplyLanes<D>(x, n, [](V v) { return ReLU<D>(v); }); return;
     case Act::kGELU: ApplyLanes<D>(x, n, [](V v) { return GELU<D>(v); }); return;
     case Act::kGELUTanh: ApplyLanes<D>(x, n, [](V v) { return GELUTanh<D>(v); }); return;

@@ -106,6 +106,11 @@ template <class D>
 inline typename D::V SiLU(typename D::V x) {
   return D::Div(x, D::Add(D::Set(1.0f), Exp<D>(D::Neg(x))));
 }
+template <class D>
+inline typename D::V Sigmoid(typename D::V x) {
+  const typename D::V one = D::Set(1.0f);
+  return D::Div(one, D::Add(one, Exp<D>(D::Neg(x))));
+}
 // x > 0 ? x : 0 (NaN -> 0, -0 -> +0).
 template <class D>
 inline typename D::V ReLU(typename D::V x) {
@@ -133,6 +138,7 @@ __attribute__((noinline)) typename D::V ActivateOutOfLine(typename D::V x, Act a
   switch (act) {
     case Act::kNone: return x;
     case Act::kSiLU: return SiLU<D>(x);
+    case Act::kSigmoid: return Sigmoid<D>(x);
     case Act::kReLU: return ReLU<D>(x);
     case Act::kGELU: return GELU<D>(x);
     case Act::kGELUTanh: return GELUTanh<D>(x);

@@ -63,6 +63,7 @@ float ActRef(float x, Act act) {
   switch (act) {
     case Act::kNone: return x;
     case Act::kSiLU: return x / (1.0f + ExpRef(-x));
+    case Act::kSigmoid: return 1.0f / (1.0f + ExpRef(-x));
     case Act::kReLU: return x > 0.0f ? x : 0.0f;
     case Act::kGELU: return (0.5f * x) * (1.0f + ErfRef(x * coeff::kSqrtHalf));
     case Act::kGELUTanh: {

@@ -27,7 +27,10 @@ printf 'Two dogs play in the snow.\n\nA woman with a red hat is sitting on a ben
     --alignments --batch 3 --threads 2 >/dev/null
 
 step "ASan/UBSan build + unit tests"
+# -O1 -g1 (line tables for the reports): as sanitizer runs are usually built, and it compiles in
+# about half the time of -O2 -g
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMTLITE_SANITIZE=address,undefined \
+      -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
       -DMTLITE_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$JOBS"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

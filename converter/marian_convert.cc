@@ -359,6 +359,20 @@ Status DecoderNumber(const MarianYaml& yaml, const char* key, const std::string&
   return Status::Ok();
 }
 
+
+Status BuildInLex(const std::string& lex, AlignedBytes* bytes) {
+  auto loaded = Model::FromBuffer(bytes->data(), bytes->size(), LoadOptions{true});
+  if (!loaded.ok()) return loaded.status();
+  ShortlistSpec sl;
+  ShortlistReport r;
+  MTLITE_RETURN_IF_ERROR(ImportLexShortlist(**loaded, lex, {}, ShortlistOptions(), &sl, &r));
+  AlignedBytes with;
+  MTLITE_RETURN_IF_ERROR(AddShortlist(**loaded, std::move(sl), &with));
+  loaded.value().reset();
+  *bytes = std::move(with);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ReadDecoderOptions(const std::string& path, DecoderOptions* out) {
@@ -378,23 +392,6 @@ Status ReadDecoderOptions(const std::string& path, DecoderOptions* out) {
   MTLITE_RETURN_IF_ERROR(DecoderNumber(yaml, "max-length-factor", name, 0, 1e6, &out->max_length_factor));
   return Status::Ok();
 }
-
-namespace {
-
-Status BuildInLex(const std::string& lex, AlignedBytes* bytes) {
-  auto loaded = Model::FromBuffer(bytes->data(), bytes->size(), LoadOptions{true});
-  if (!loaded.ok()) return loaded.status();
-  ShortlistSpec sl;
-  ShortlistReport r;
-  MTLITE_RETURN_IF_ERROR(ImportLexShortlist(**loaded, lex, {}, ShortlistOptions(), &sl, &r));
-  AlignedBytes with;
-  MTLITE_RETURN_IF_ERROR(AddShortlist(**loaded, std::move(sl), &with));
-  loaded.value().reset();
-  *bytes = std::move(with);
-  return Status::Ok();
-}
-
-}  // namespace
 
 bool ParseSemantics(const std::string& s, Semantics* out) {
   if (s == "marian") *out = Semantics::kMarian;

@@ -84,10 +84,18 @@ struct TranslateArgs : TranslationArgs {
   bool quiet = false, stream = false;
   int sort_window = -1;  // --sort-window: lines sorted by length at a time; -1: the default
   std::string forced_logits;
+  // Text layer (Translator::TranslateText): --split ("" = the default: paragraph, or none when a
+  // per-line option such as --n-best or --output-ids asks for today's line-as-one-sentence output),
+  // --html (the whole input is one HTML document), --max-length-break, --max-text-bytes.
+  std::string split;
+  bool html = false;
+  int max_length_break = 128, max_text_bytes = 65536;
   std::vector<std::string> texts;
 };
 ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs* out);
 int TranslateMain(int argc, char** argv);
+// The split mode of these arguments: --split, else the default (see TranslateArgs::split).
+SplitMode EffectiveSplit(const TranslateArgs& a);
 
 // Batching of `mtlite translate`: it reads a window of lines at a time, translates them in
 // batches of --batch sorted by source length (so a batch holds sentences of similar length:
@@ -136,6 +144,14 @@ int AttentionMain(int argc, char** argv);
 // what `mtlite info` and `mtlite convert` print.
 void PrintSizeTable(const std::vector<SizeComponent>& profile, uint64_t file_bytes);
 std::string JoinDTypes(const std::vector<std::string>& dtypes);  // "f32+int8"
+
+// mtlite split [--split MODE] [--lang CODE] [--json]: stdin cut into sentences (sentence_split.h).
+struct SplitArgs {
+  std::string split = "paragraph", lang;
+  bool json = false;
+};
+ParseResult ParseSplitArgs(int argc, const char* const* argv, SplitArgs* out);
+int SplitMain(int argc, char** argv);
 
 }  // namespace cli
 }  // namespace mtlite

@@ -1,4 +1,4 @@
-// mtlite: convert | info | shortlist | translate | profile | attention | embed | version
+// mtlite: convert | info | shortlist | translate | profile | attention | embed | split | version
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -43,6 +43,7 @@ constexpr Command kCommands[] = {
     {"profile", "latency profile: per-op table, latency, memory; Chrome trace and JSON report", mtlite::cli::ProfileMain},
     {"attention", "cross-attention heatmap of one sentence (SVG, JSON)", mtlite::cli::AttentionMain},
     {"embed", "model file -> read-only data (.S or .c) for a firmware image", mtlite::cli::EmbedMain},
+    {"split", "cut the text of stdin into sentences (one a line, or JSON byte spans)", mtlite::cli::SplitMain},
     {"version", "print the version", VersionMain},
 };
 

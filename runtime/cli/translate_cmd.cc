@@ -25,9 +25,15 @@ namespace cli {
 
 // `mtlite translate --help`: what the command does.
 constexpr char kSummary[] =
-    "Translates one sentence per line from stdin (or each TEXT argument) and writes one\n"
-    "translation per line, in order. A line that fails is reported on stderr with its line\n"
-    "number, its output line is left empty and the exit code is 1.\n"
+    "Translates text from stdin (or each TEXT argument) and writes the translation, line for\n"
+    "line. By default (--split paragraph) a line is a paragraph: it is cut into sentences, each\n"
+    "is translated, and they are put back on the line with its own spaces between them.\n"
+    "--split sentence: a line is one sentence; --split wrapped: blank lines separate paragraphs and\n"
+    "single line breaks are soft; --split none: a line is given to the model as it is (the\n"
+    "default when --n-best, --scores, --alignments, --output-ids, --input-ids or --stream ask for\n"
+    "per-line output). --html: the whole input is one HTML document (markup kept in place).\n"
+    "A sentence that fails is kept untranslated and reported on stderr with its line number and\n"
+    "the exit code is 1 (with --split none: its output line is left empty).\n"
     "\n"
     "With --batch N > 1, a window of --sort-window lines (default 64 x N) is read at a time and\n"
     "translated in batches of sentences of similar length (shortest first; the output is the same\n"
@@ -277,7 +283,178 @@ int RunForced(const TranslateArgs& a, Translator* tr, const Model& model) {
   return 0;
 }
 
+// The text layer's path (Translator::TranslateText): lines (--split paragraph / sentence) in
+// windows of whole lines, joined by '\n' into one text; blocks of lines ended at a blank line
+// (--split wrapped); or the whole input (--html). A sentence that fails is kept untranslated in
+// its place and reported with its line number.
+class TextRunner {
+ public:
+  TextRunner(const TranslateArgs& a, Translator* tr, const TranslateOptions& opt, OutputFile* out)
+      : a_(a), tr_(tr), opt_(opt), out_(out) {
+    to_.split = EffectiveSplit(a);
+    to_.html = a.html;
+    to_.max_length_break = a.max_length_break;
+  }
+
+  int Run() {
+    if (a_.html) return RunWhole();
+    LineReader reader(a_.texts, out_);
+    const bool wrapped = to_.split == SplitMode::kWrapped;
+    const size_t max_text = size_t(a_.max_text_bytes);
+    // paragraph / sentence: windows of whole lines (64 x --batch at most); wrapped: blocks that
+    // end at a blank line once half of --max-text-bytes is reached
+    const size_t max_lines = wrapped ? SIZE_MAX : size_t(std::max(64, 64 * a_.batch));
+    std::string line;
+    bool have = reader.Next(&line);
+    while (have) {
+      text_.clear();
+      starts_.clear();
+      size_t n = 0;
+      while (have) {
+        if (n && (text_.size() + 1 + line.size() > max_text || n >= max_lines)) break;  // the next window's
+        starts_.push_back(n ? text_.size() + 1 : 0);
+        if (n) text_ += '\n';
+        text_ += line;
+        ++n;
+        const bool blank = IsBlank(line);
+        have = reader.Next(&line);
+        if (wrapped && blank && text_.size() >= max_text / 2) break;
+      }
+      Window(n);
+      if (out_->failed()) break;
+    }
+    return rc_;
+  }
+
+  size_t lines() const { return lines_done_; }
+
+ private:
+  static bool IsBlank(const std::string& s) {
+    for (char c : s)
+      if (c != ' ' && c != '\t' && c != '\r') return false;
+    return true;
+  }
+
+  // --html: the whole input is one document.
+  int RunWhole() {
+    if (!a_.texts.empty()) {
+      for (size_t i = 0; i < a_.texts.size(); ++i) text_ += (i ? "\n" : "") + a_.texts[i];
+    } else {
+      char buf[65536];
+      size_t got;
+      while ((got = std::fread(buf, 1, sizeof buf, stdin)) > 0) {
+        text_.append(buf, got);
+        if (text_.size() > size_t(a_.max_text_bytes)) break;
+      }
+    }
+    if (text_.size() > size_t(a_.max_text_bytes)) {
+      std::fprintf(stderr, "mtlite translate: the input is more than --max-text-bytes %d bytes (raise it)\n",
+                   a_.max_text_bytes);
+      return 1;
+    }
+    starts_.assign(1, 0);
+    for (size_t i = 0; i < text_.size(); ++i)
+      if (text_[i] == '\n') starts_.push_back(i + 1);
+    const TextResultView* r = nullptr;
+    Status s = tr_->TranslateText(text_, to_, opt_, &r);
+    if (!s.ok()) {
+      std::fprintf(stderr, "mtlite translate: %s: %s\n", StatusCodeName(s.code()), s.message().c_str());
+      return 1;
+    }
+    Report(*r);
+    out_->Write(std::string(r->text));
+    if (!a_.texts.empty() && (r->text.empty() || r->text.back() != '\n')) out_->Write("\n");
+    lines_done_ = starts_.size();
+    return rc_;
+  }
+
+  // The 1-based input line of byte `pos` of text_ (text_ starts at line first_line_ + 1).
+  size_t LineOf(size_t pos) const {
+    const size_t k = size_t(std::upper_bound(starts_.begin(), starts_.end(), pos) - starts_.begin());
+    return first_line_ + k;
+  }
+
+  void Report(const TextResultView& r) {
+    if (!r.failed_sentences) return;
+    rc_ = 1;
+    bool first = true;
+    for (size_t i = 0; i < r.num_sentences; ++i) {
+      const TextSentenceView& sv = r.sentences[i];
+      if (sv.status == StatusCode::kOk) continue;
+      std::fprintf(stderr, "mtlite translate: line %zu: %s: a sentence was kept untranslated%s%.*s%s\n",
+                   LineOf(sv.source_begin), StatusCodeName(sv.status), first ? " (" : "",
+                   first ? int(r.first_error.size()) : 0, r.first_error.data(), first ? ")" : "");
+      first = false;
+    }
+  }
+
+  // Translates text_ (n lines) and writes n output lines.
+  void Window(size_t n) {
+    const TextResultView* r = nullptr;
+    Status s = tr_->TranslateText(text_, to_, opt_, &r);
+    if (s.ok()) {
+      const std::string_view t = r->text;
+      if (size_t(std::count(t.begin(), t.end(), '\n')) == n - 1) {
+        Report(*r);
+        out_->Write(std::string(t));
+        out_->Write("\n");
+        first_line_ += n;
+        lines_done_ += n;
+        return;
+      }
+    }
+    // The window as a whole failed (or a translation held a line break): line by line.
+    const std::string all = text_;
+    const std::vector<size_t> starts = starts_;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t b = starts[i], e = i + 1 < n ? starts[i + 1] - 1 : all.size();
+      text_ = all.substr(b, e - b);
+      starts_.assign(1, 0);
+      Status si = tr_->TranslateText(text_, to_, opt_, &r);
+      std::string o;
+      if (si.ok()) {
+        Report(*r);
+        o.assign(r->text.data(), r->text.size());
+        for (char& c : o)
+          if (c == '\n' && to_.split != SplitMode::kWrapped) c = ' ';
+      } else {
+        std::fprintf(stderr, "mtlite translate: line %zu: %s: %s (kept untranslated)\n", first_line_ + 1,
+                     StatusCodeName(si.code()), si.message().c_str());
+        rc_ = 1;
+        o = text_;
+      }
+      out_->Write(o);
+      out_->Write("\n");
+      ++first_line_;
+      ++lines_done_;
+    }
+  }
+
+  const TranslateArgs& a_;
+  Translator* tr_;
+  TranslateOptions opt_;
+  OutputFile* out_;
+  TextOptions to_;
+  std::string text_;
+  std::vector<size_t> starts_;  // byte offset of each line of text_
+  size_t first_line_ = 0;       // lines before text_
+  size_t lines_done_ = 0;
+  int rc_ = 0;
+};
+
 }  // namespace
+
+SplitMode EffectiveSplit(const TranslateArgs& a) {
+  SplitMode m = SplitMode::kParagraph;
+  if (!a.split.empty()) {
+    ParseSplitMode(a.split, &m);
+    return m;
+  }
+  if (a.html) return SplitMode::kWrapped;  // line breaks in HTML are soft
+  const bool per_line = a.n_best > 1 || a.scores || a.alignments || a.output_ids || a.input_ids || a.stream ||
+                        !a.forced_logits.empty();
+  return per_line ? SplitMode::kNone : SplitMode::kParagraph;
+}
 
 int SortWindowLines(const TranslateArgs& a) {
   if (a.stream || a.batch <= 1) return 1;
@@ -368,6 +545,22 @@ ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs*
   p.Flag("--stream", &a->stream,
          "show each translation while it is generated (a redrawn line on a terminal, else partial lines "
          "starting with a tab before the final line)");
+  p.Choice("--split", {"paragraph", "sentence", "wrapped", "none"}, &a->split,
+           "how text is cut into sentences (default: paragraph; none with a per-line option)");
+  p.Flag("--html", &a->html, "the input is one HTML document: tags, entities and comments kept in place");
+  p.Int("--max-length-break", "N", 1, 65536, &a->max_length_break,
+        "a sentence of more source tokens is cut at token boundaries and translated in pieces");
+  p.Int("--max-text-bytes", "N", 1, 1 << 24, &a->max_text_bytes,
+        "UTF-8 bytes of text per call of the text layer (a line, a paragraph block, the --html document)");
+  p.Check([a] {
+    const bool per_line = a->n_best > 1 || a->scores || a->alignments || a->output_ids || a->input_ids ||
+                          a->stream || !a->forced_logits.empty();
+    if (per_line && ((!a->split.empty() && a->split != "none") || a->html))
+      return std::string("--split ") + (a->split.empty() ? "wrapped" : a->split) + (a->html ? " / --html" : "") +
+             " cannot be combined with --n-best, --scores, --alignments, --output-ids, --input-ids, --stream or "
+             "--forced-logits (use --split none)";
+    return std::string();
+  });
   p.Check([a] {
     if (a->n_best <= a->beam) return std::string();
     return "--n-best (" + std::to_string(a->n_best) + ") cannot exceed --beam (" + std::to_string(a->beam) + ")";
@@ -398,7 +591,9 @@ int TranslateMain(int argc, char** argv) {
   TranslatorLimits lim = TranslationLimits(a, model.value()->config());
   lim.max_n_best = a.n_best;
   lim.max_input_bytes = a.max_input_bytes;
-  lim.alignments = a.alignments;
+  lim.alignments = a.alignments || a.html;
+  const bool text_mode = a.html || EffectiveSplit(a) != SplitMode::kNone;
+  lim.max_text_bytes = text_mode ? a.max_text_bytes : 0;
   auto tr = Translator::Create(model.value(), lim);
   if (!tr.ok()) {
     std::fprintf(stderr, "mtlite translate: %s\n", tr.status().ToString().c_str());
@@ -420,6 +615,20 @@ int TranslateMain(int argc, char** argv) {
 
   OutputFile out;
   out.OpenStdout();
+  if (text_mode) {
+    const auto t0 = std::chrono::steady_clock::now();
+    TextRunner runner(a, &translator, opt, &out);
+    int rc = runner.Run();
+    if (!a.quiet && runner.lines() >= 200) {
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "mtlite: %zu lines (%.1f lines/s)\n", runner.lines(), runner.lines() / std::max(secs, 1e-9));
+    }
+    if (!out.Close()) {
+      std::fprintf(stderr, "mtlite translate: %s\n", out.error().c_str());
+      return 1;
+    }
+    return rc;
+  }
   std::optional<StreamPrinter> printer;
   if (a.stream) {  // one sentence per call, so that its events are shown before the next begins
     printer.emplace(a, &out);

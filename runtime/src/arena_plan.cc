@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <string>
 
+#include "html_markup.h"
 #include "kernels.h"
 #include "search.h"
+#include "text_translate.h"
 #include "profiler.h"
 #include "tokenizer.h"
 #include "transformer.h"
@@ -52,6 +54,7 @@ Status CheckLimits(const ModelConfig& c, const TranslatorLimits& l) {
     return Bad("max_target_tokens", l.max_target_tokens, 1, 65536);
   if (l.max_input_bytes < 1 || l.max_input_bytes > (1 << 24))
     return Bad("max_input_bytes", l.max_input_bytes, 1, 1 << 24);
+  if (l.max_text_bytes < 0 || l.max_text_bytes > (1 << 24)) return Bad("max_text_bytes", l.max_text_bytes, 0, 1 << 24);
   if (l.num_threads < 1 || l.num_threads > 256) return Bad("num_threads", l.num_threads, 1, 256);
   if (l.profile_events < 0 || l.profile_events > (1 << 26)) return Bad("profile_events", l.profile_events, 0, 1 << 26);
   // KV cache rows (batch x beam slots x target positions) are indexed with int32.
@@ -202,6 +205,25 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   // order (int8 projections write token order directly: gemm_s8_blocked_scatter)
   set(kBufTokenOrderRow, "decoder.token_order_row",
       md.shortlist.row_order && md.output_proj.dtype != WeightType::kInt8 ? V * f : 0, kDec, kDec);
+  // text layer (TranslateText): live across the translate calls of one text call
+  const TextCapacities tc = TextCapacitiesFor(lim);
+  const CheckedSize ns = tc.sentences, span = sizeof(text::ByteSpan);
+  keep(kBufTextSpans, "text.sentence_spans", ns * span);
+  keep(kBufTextSentences, "text.sentences", ns * sizeof(TextSentenceView));
+  keep(kBufTextOutput, "text.output", tc.output_bytes);
+  keep(kBufTextPieces, "text.piece_text", CheckedSize(tc.batch) * tc.piece_bytes);
+  keep(kBufTextBatchPieces, "text.batch_pieces", CheckedSize(tc.batch) * sizeof(TextPiece));
+  keep(kBufTextBatchViews, "text.batch_views", CheckedSize(tc.batch) * sizeof(std::string_view));
+  keep(kBufTextSourceIds, "text.source_ids", CheckedSize(tc.source_tokens) * i32);
+  keep(kBufTextTokenSpans, "text.token_spans", tc.text_bytes ? (S + T + 1) * span : CheckedSize(0));
+  keep(kBufTextDecode, "text.decode", tc.text_bytes ? CheckedSize(x.text_cap) : CheckedSize(0));
+  keep(kBufTextPlain, "text.html_plain", tc.markup_items ? tc.text_bytes : 0);
+  keep(kBufTextHtml, "text.html_output", tc.markup_items ? CheckedSize(tc.output_bytes) + tc.text_bytes : CheckedSize(0));
+  keep(kBufTextMarkup, "text.markup_items", CheckedSize(tc.markup_items) * sizeof(text::MarkupItem));
+  keep(kBufTextSegments, "text.segments", CheckedSize(tc.segments) * span);
+  keep(kBufTextTokens, "text.aligned_tokens", CheckedSize(tc.tokens) * sizeof(text::AlignedToken));
+  keep(kBufTextPairs, "text.sentence_pairs", tc.markup_items ? ns * sizeof(text::SentencePair) : CheckedSize(0));
+  keep(kBufTextRenderScratch, "text.render_scratch", tc.render_scratch);
   if (too_large) return ArenaTooLarge(std::string("buffer '") + too_large + "'");
   // The buffers one after another (each aligned) bound every offset the placement computes.
   CheckedSize unshared = 0;

@@ -49,6 +49,10 @@ enum BufferId : int {
   kBufHyps, kBufNumHyps, kBufWorst, kBufDone, kBufRowScore, kBufRowBest, kBufSentenceRows,
   kBufStreamIds, kBufStreamText,
   kBufShortlistMarks, kBufShortlistBlocks, kBufShortlistColumns, kBufShortlistMasked, kBufTokenOrderRow,
+  // text layer (text_translate.h): persistent across the translate calls of one text call
+  kBufTextSpans, kBufTextSentences, kBufTextOutput, kBufTextPieces, kBufTextBatchPieces, kBufTextBatchViews,
+  kBufTextSourceIds, kBufTextTokenSpans, kBufTextDecode,
+  kBufTextPlain, kBufTextHtml, kBufTextMarkup, kBufTextSegments, kBufTextTokens, kBufTextPairs, kBufTextRenderScratch,
   kNumBuffers
 };
 

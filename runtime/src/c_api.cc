@@ -28,6 +28,7 @@ struct mtlite_translator {
   std::string_view* views = nullptr;          // max_batch views: translate never allocates
   const mtlite::SentenceResultView* results = nullptr;
   size_t num_results = 0;
+  const mtlite::TextResultView* text_result = nullptr;  // the last mtlite_translate_text
   mtlite_stream_fn stream = nullptr;  // the current call's C callback
   void* stream_user = nullptr;
   bool heap = true;  // false: placed in a caller arena (destroyed in place)
@@ -101,8 +102,36 @@ mtlite::TranslatorLimits ToLimits(const mtlite_limits* l) {
     lim.num_threads = l->num_threads;
     lim.profiling = l->profiling != 0;
     lim.profile_events = l->profile_events;
+    lim.max_text_bytes = l->max_text_bytes;
   }
   return lim;
+}
+
+// The C options as the C++ ones; the stream callback goes through the handle.
+mtlite::TranslateOptions ToOptions(const mtlite_options* o, mtlite_translator* t) {
+  mtlite::TranslateOptions opt;
+  if (!o) return opt;
+  opt.beam_size = o->beam_size;
+  opt.max_length = o->max_length;
+  opt.max_length_ratio = o->max_length_ratio;
+  opt.max_length_offset = o->max_length_offset;
+  opt.length_penalty = o->length_penalty;
+  opt.n_best = o->n_best;
+  opt.return_scores = o->return_scores != 0;
+  opt.return_alignments = o->return_alignments != 0;
+  opt.alignment_layer = o->alignment_layer;
+  opt.profile = o->profile != 0;
+  opt.use_shortlist = o->use_shortlist != 0;
+  if (o->stream) {
+    t->stream = o->stream;
+    t->stream_user = o->stream_user;
+    opt.stream = [](const mtlite::StreamEvent& e, void* user) {
+      const mtlite_translator* tr = static_cast<const mtlite_translator*>(user);
+      tr->stream(tr->stream_user, e.sentence, e.ids, e.num_ids, e.text.data(), e.text.size(), e.final ? 1 : 0);
+    };
+    opt.stream_user = t;
+  }
+  return opt;
 }
 
 }  // namespace
@@ -118,7 +147,13 @@ void mtlite_limits_default(mtlite_limits* l) {
   mtlite::TranslatorLimits d;
   *l = {d.max_batch,       d.max_source_tokens, d.max_target_tokens, d.max_beam,
         d.max_n_best,      d.max_input_bytes,   d.alignments ? 1 : 0, d.num_threads,
-        d.profiling ? 1 : 0, d.profile_events};
+        d.profiling ? 1 : 0, d.profile_events, d.max_text_bytes};
+}
+
+void mtlite_text_options_default(mtlite_text_options* o) {
+  if (!o) return;
+  mtlite::TextOptions d;
+  *o = {int(d.split), d.html ? 1 : 0, d.max_length_break, nullptr};
 }
 
 void mtlite_options_default(mtlite_options* o) {
@@ -271,31 +306,10 @@ mtlite_status mtlite_translate(mtlite_translator* t, const char* const* texts, c
     if (!t || (!texts && n > 0)) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
     t->results = nullptr;
     t->num_results = 0;
+    t->text_result = nullptr;
     if (n > size_t(t->translator->limits().max_batch))
       return Fail(MTLITE_OUT_OF_RANGE, "more sentences than max_batch");
-    mtlite::TranslateOptions opt;
-    if (o) {
-      opt.beam_size = o->beam_size;
-      opt.max_length = o->max_length;
-      opt.max_length_ratio = o->max_length_ratio;
-      opt.max_length_offset = o->max_length_offset;
-      opt.length_penalty = o->length_penalty;
-      opt.n_best = o->n_best;
-      opt.return_scores = o->return_scores != 0;
-      opt.return_alignments = o->return_alignments != 0;
-      opt.alignment_layer = o->alignment_layer;
-      opt.profile = o->profile != 0;
-      opt.use_shortlist = o->use_shortlist != 0;
-      if (o->stream) {
-        t->stream = o->stream;
-        t->stream_user = o->stream_user;
-        opt.stream = [](const mtlite::StreamEvent& e, void* user) {
-          const mtlite_translator* tr = static_cast<const mtlite_translator*>(user);
-          tr->stream(tr->stream_user, e.sentence, e.ids, e.num_ids, e.text.data(), e.text.size(), e.final ? 1 : 0);
-        };
-        opt.stream_user = t;
-      }
-    }
+    const mtlite::TranslateOptions opt = ToOptions(o, t);
     const mtlite::SentenceResultView* res = nullptr;
     for (size_t i = 0; i < n; ++i) {
       if (!texts[i]) return Fail(MTLITE_INVALID_ARGUMENT, "null text");
@@ -319,6 +333,41 @@ mtlite_status mtlite_result_get(const mtlite_translator* t, size_t sentence, int
     return Fail(MTLITE_OUT_OF_RANGE, "no such result");
   const mtlite::HypothesisView& h = t->results[sentence].hypotheses[k];
   *out = {h.ids, h.num_ids, h.text.data(), h.text.size(), h.score, h.alignment, h.source_tokens};
+  return MTLITE_OK;
+}
+
+mtlite_status mtlite_translate_text(mtlite_translator* t, const char* text, size_t length, const mtlite_options* o,
+                                    const mtlite_text_options* to, mtlite_text_result* out) {
+  return Guarded([&]() -> mtlite_status {
+    if (!t || !out || (!text && length > 0)) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+    *out = mtlite_text_result{};
+    t->results = nullptr;
+    t->num_results = 0;
+    t->text_result = nullptr;
+    mtlite::TextOptions topt;
+    if (to) {
+      if (to->split < 0 || to->split > 3) return Fail(MTLITE_INVALID_ARGUMENT, "text_options.split: unknown mode");
+      topt.split = static_cast<mtlite::SplitMode>(to->split);
+      topt.html = to->html != 0;
+      topt.max_length_break = to->max_length_break;
+      if (to->language) topt.language = to->language;
+    }
+    const mtlite::TranslateOptions opt = ToOptions(o, t);
+    const mtlite::TextResultView* r = nullptr;
+    mtlite::Status s = t->translator->TranslateText(std::string_view(text ? text : "", length), topt, opt, &r);
+    if (!s.ok()) return Fail(s);
+    t->text_result = r;
+    *out = {r->text.data(), r->text.size(), r->num_sentences, r->failed_sentences, r->first_error.data(),
+            r->first_error.size()};
+    return MTLITE_OK;
+  });
+}
+
+mtlite_status mtlite_text_sentence_get(const mtlite_translator* t, size_t i, mtlite_text_sentence* out) {
+  if (!t || !out || !t->text_result || i >= t->text_result->num_sentences)
+    return Fail(MTLITE_OUT_OF_RANGE, "no such sentence");
+  const mtlite::TextSentenceView& v = t->text_result->sentences[i];
+  *out = {v.source_begin, v.source_end, v.target_begin, v.target_end, int(v.status), v.pieces, v.score};
   return MTLITE_OK;
 }
 

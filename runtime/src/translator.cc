@@ -104,6 +104,7 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
                   plan.Get<int32_t>(a, kBufShortlistColumns), plan.Get<int32_t>(a, kBufShortlistMasked));
   streamer_.Bind(&history_, &*tgt_tok_, plan.Get<int32_t>(a, kBufStreamIds), plan.Get<char>(a, kBufStreamText),
                  x_.text_cap, x_.T);
+  text.Bind(plan, a, lim);
   prof_.Bind(plan.Get<ProfileEntry>(a, kBufProfileEntries), std::max(x_.Le, x_.Ld),
              plan.Get<ProfileEvent>(a, kBufProfileEvents), x_.profile_events);
   return Status::Ok();

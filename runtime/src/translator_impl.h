@@ -17,6 +17,7 @@
 #include "search.h"
 #include "shortlist.h"
 #include "streamer.h"
+#include "text_translate.h"
 #include "thread_pool.h"
 #include "tokenizer.h"
 #include "transformer.h"
@@ -58,6 +59,14 @@ class TranslatorImpl : public detail::StepModel {
   detail::FaultInjector fault;
 
   uint8_t* arena() const { return arena_; }
+  // For the text layer (text_translate.cc), between translate calls.
+  const SpmTokenizer& source_tokenizer() const { return *src_tok_; }
+  const SpmTokenizer& target_tokenizer() const { return *tgt_tok_; }
+  const detail::ModelData& model_data() const { return *md_; }
+  uint8_t* tokenizer_workspace() const { return tok_ws_; }  // free between calls
+  size_t tokenizer_workspace_bytes() const { return x_.tok_ws_bytes; }
+  const detail::Dims& dims() const { return x_; }
+  detail::TextLayer text;
   void set_column_split(int mode) { net_.set_column_split(mode); }  // testing_hooks.h
   const ProfileView* last_profile() const { return profiled_ ? &prof_.view() : nullptr; }
 

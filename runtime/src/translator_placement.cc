@@ -142,6 +142,12 @@ Status Translator::TranslateViews(const std::string_view* inputs, size_t n, cons
   return impl_->Run(inputs, nullptr, nullptr, n, options, out);
 }
 
+Status Translator::TranslateText(std::string_view text, const TextOptions& text_options,
+                                 const TranslateOptions& options, const TextResultView** out,
+                                 TextSentenceCallback on_sentence, void* on_sentence_user) {
+  return impl_->text.Run(impl_.get(), text, text_options, options, out, on_sentence, on_sentence_user);
+}
+
 Status Translator::TranslateIdsViews(const int32_t* const* source_ids, const int* source_lengths, size_t n,
                                      const TranslateOptions& options, const SentenceResultView** out) {
   if ((!source_ids || !source_lengths) && n > 0)

@@ -33,6 +33,7 @@ typedef struct {
   int num_threads;
   int profiling;      /* bool: reserve the profiler's records */
   int profile_events; /* trace events kept per call (0: enough for a max-length call) */
+  int max_text_bytes; /* text layer: bytes of text per mtlite_translate_text call (0: none) */
 } mtlite_limits;
 
 /* Token streaming (see mtlite::StreamEvent in mtlite.hpp): greedy reports every new token, beam
@@ -109,6 +110,45 @@ mtlite_status mtlite_translate(mtlite_translator* translator, const char* const*
 int mtlite_result_count(const mtlite_translator* translator, size_t sentence);
 mtlite_status mtlite_result_get(const mtlite_translator* translator, size_t sentence, int k,
                                 mtlite_hypothesis* out);
+
+/* ---- Text in, text out (mtlite::Translator::TranslateText; docs/text.md) -----------------------
+ * The text is cut into sentences (split), each is translated, and the translations are put back
+ * in place with the text's own whitespace (and with html, its markup) between them. A sentence
+ * that fails alone is kept untranslated and counted in failed_sentences. No heap allocation: the
+ * buffers are declared by mtlite_limits.max_text_bytes (html also needs mtlite_limits.alignments).
+ * The result is valid until the translator's next call. */
+typedef enum {
+  MTLITE_SPLIT_NONE = 0,      /* the whole text is one sentence */
+  MTLITE_SPLIT_SENTENCE = 1,  /* one sentence per line */
+  MTLITE_SPLIT_PARAGRAPH = 2, /* a line is a paragraph (the default) */
+  MTLITE_SPLIT_WRAPPED = 3    /* blank lines separate paragraphs, single line breaks are soft */
+} mtlite_split_mode;
+typedef struct {
+  int split;            /* mtlite_split_mode */
+  int html;             /* bool */
+  int max_length_break; /* longer sentences (source tokens) are translated in pieces; 128 */
+  const char* language; /* the splitter's rules ("en", "de", ...); NULL: the model's source language */
+} mtlite_text_options;
+typedef struct {
+  const char* text; /* the translation (not NUL-terminated: use text_len) */
+  size_t text_len;
+  size_t num_sentences, failed_sentences;
+  const char* first_error; /* the message of the first failed sentence */
+  size_t first_error_len;
+} mtlite_text_result;
+typedef struct {
+  uint32_t source_begin, source_end; /* bytes of the input (html: of its text content) */
+  uint32_t target_begin, target_end; /* bytes of the translation (html: of its text content) */
+  int status;                        /* mtlite_status; not MTLITE_OK: kept untranslated */
+  int pieces;
+  float score;
+} mtlite_text_sentence;
+void mtlite_text_options_default(mtlite_text_options* options);
+/* options may be NULL (mtlite_options_default), text_options too (mtlite_text_options_default). */
+mtlite_status mtlite_translate_text(mtlite_translator* translator, const char* text, size_t length,
+                                    const mtlite_options* options, const mtlite_text_options* text_options,
+                                    mtlite_text_result* out);
+mtlite_status mtlite_text_sentence_get(const mtlite_translator* translator, size_t i, mtlite_text_sentence* out);
 
 /* Profile of the translator's last call (options.profile), valid until its next call. Names are
  * static strings (docs/profiling.md). MTLITE_OUT_OF_RANGE when the last call was not profiled. */

@@ -189,7 +189,22 @@ struct TranslatorLimits {
   int num_threads = 1;
   bool profiling = false;        // reserve the profiler's records (TranslateOptions::profile)
   int profile_events = 0;        // trace events kept per call (0: enough for a max-length call)
+  // Text layer (Translator::TranslateText): UTF-8 bytes of text per call (0: no text layer). Its
+  // buffers (the text's sentences, the translated text, markup items and aligned tokens for HTML)
+  // are sized from this once, in the arena plan; see docs/text.md.
+  int max_text_bytes = 16384;
 };
+
+// How TranslateText cuts text into sentences (Bergamot's ssplit-mode, plus kNone).
+enum class SplitMode : int {
+  kNone = 0,       // the whole text is one sentence (surrounding whitespace passed through)
+  kSentence = 1,   // one sentence per line
+  kParagraph = 2,  // a line is a paragraph, split into sentences
+  kWrapped = 3,    // blank lines separate paragraphs; single line breaks are soft
+};
+// "none", "sentence", "paragraph", "wrapped"; ParseSplitMode returns false for anything else.
+const char* SplitModeName(SplitMode mode);
+bool ParseSplitMode(std::string_view name, SplitMode* mode);
 
 // Token streaming: called during a translate call, on the calling thread.
 //  greedy: after every generated token of a sentence, with the tokens so far (without </s>) and
@@ -226,6 +241,51 @@ struct TranslateOptions {
   StreamCallback stream = nullptr;  // token streaming (see StreamEvent); no heap allocation
   void* stream_user = nullptr;
 };
+
+// Text in, text out (Translator::TranslateText): the text is cut into sentences, the sentences
+// are translated (in batches of max_batch) and put back in place with the text's own whitespace
+// (and, with html, its markup) between them. Nothing is lost: every byte is translated, passed
+// through, or belongs to a sentence whose translation failed and which is then kept as it was
+// (TextSentenceView::status says why).
+struct TextOptions {
+  SplitMode split = SplitMode::kParagraph;
+  // The input is HTML: tags, comments and character references are parsed; inline tags are put
+  // around the target words aligned to the source words they wrapped, block tags break sentences
+  // and stay in place; <script>, <style>, translate="no" and class="notranslate" elements are
+  // copied untranslated. Needs TranslatorLimits::alignments.
+  bool html = false;
+  // A sentence of more source tokens is cut at token boundaries and translated in pieces (as
+  // Bergamot's max-length-break); capped at max_source_tokens - 1.
+  int max_length_break = 128;
+  // Language of the splitter's rules ("en", "de", "eng_Latn", ...); empty: the model's source
+  // language.
+  std::string_view language;
+};
+struct TextSentenceView {
+  // Where the sentence is: in the input text (html: in its text content, without markup) and in
+  // the translated text (html: likewise, before the markup is put back).
+  uint32_t source_begin = 0, source_end = 0;
+  uint32_t target_begin = 0, target_end = 0;
+  StatusCode status = StatusCode::kOk;  // not kOk: not translated, its source text was kept
+  int pieces = 1;                       // > 1: cut at max_length_break and translated in pieces
+  float score = 0;                      // sum of the pieces' scores (return_scores)
+};
+struct TextResultView {
+  std::string_view text;                // the translation (html: HTML)
+  std::string_view plain_source, plain_target;  // html: the text content the sentences index
+  const TextSentenceView* sentences = nullptr;
+  size_t num_sentences = 0;
+  size_t failed_sentences = 0;          // sentences kept untranslated (status != kOk)
+  std::string_view first_error;         // the message of the first failed sentence ("" if none)
+};
+// Called after each sentence of a TranslateText call is translated (or kept), in order; the view
+// and the text live for the call only. The callback must not call into this Translator.
+struct TextSentenceEvent {
+  size_t index = 0;
+  const TextSentenceView* sentence = nullptr;
+  std::string_view source, target;      // html: text content
+};
+using TextSentenceCallback = void (*)(const TextSentenceEvent& event, void* user);
 
 // Profiling results of a translate call (TranslateOptions::profile). Views into the arena, valid
 // until the next call. Names are static strings; see docs/profiling.md.
@@ -344,6 +404,16 @@ class Translator {
   // Same, starting from token ids (no tokenizer); ids must end with </s>.
   Status TranslateIdsViews(const int32_t* const* source_ids, const int* source_lengths, size_t n,
                            const TranslateOptions& options, const SentenceResultView** out);
+
+  // Text in, text out (see TextOptions). No heap allocation: its buffers are declared by
+  // TranslatorLimits::max_text_bytes. The result lives until the next call. Per-call options
+  // apply to every sentence (n_best is 1; stream is the token callback, on_sentence the
+  // sentence callback). Errors of the whole call (bad options, too much text, invalid UTF-8 in
+  // the text) are returned; a sentence that fails alone is kept in its source language and
+  // reported in its view.
+  Status TranslateText(std::string_view text, const TextOptions& text_options, const TranslateOptions& options,
+                       const TextResultView** out, TextSentenceCallback on_sentence = nullptr,
+                       void* on_sentence_user = nullptr);
 
   // Convenience wrappers that copy results out (allocate).
   Status Translate(const std::vector<std::string>& inputs, const TranslateOptions& options,

@@ -1,0 +1,516 @@
+// The text layer: Translator::TranslateText (see text_translate.h).
+#include "text_translate.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "arena_plan.h"
+#include "html_markup.h"
+#include "sentence_split.h"
+#include "tokenizer.h"
+#include "translator_impl.h"
+
+namespace mtlite {
+namespace detail {
+
+namespace {
+
+Status Err(StatusCode c, std::string m) { return Status(c, std::move(m)); }
+
+// The line-break and tab bytes a piece gets as spaces (one byte for one byte, so that offsets in
+// the piece are offsets in the source).
+bool IsSoftSpace(char c) { return c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '\v'; }
+bool IsAsciiSpace(char c) { return c == ' ' || IsSoftSpace(c); }
+
+// Length of the UTF-8 sequence starting with byte c (1 for a stray or invalid byte).
+size_t Utf8Length(unsigned char c) {
+  if (c < 0xC0) return 1;
+  if (c < 0xE0) return 2;
+  if (c < 0xF0) return 3;
+  if (c < 0xF8) return 4;
+  return 1;
+}
+
+// Whitespace the splitter knows (text_span.h); here ASCII and the multi-byte spaces it lists, by
+// their first bytes, at s[i]: its length, or 0.
+size_t SpaceAt(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  if (IsAsciiSpace(s[i])) return 1;
+  if (b(0) == 0xC2 && b(1) == 0xA0) return 2;                    // U+00A0
+  if (b(0) == 0xE1 && b(1) == 0x9A && b(2) == 0x80) return 3;    // U+1680
+  if (b(0) == 0xE2 && b(1) == 0x80 && ((b(2) >= 0x80 && b(2) <= 0x8A) || b(2) == 0xA8 || b(2) == 0xA9 || b(2) == 0xAF))
+    return 3;                                                     // U+2000-200A, 2028, 2029, 202F
+  if (b(0) == 0xE2 && b(1) == 0x81 && b(2) == 0x9F) return 3;    // U+205F
+  if (b(0) == 0xE3 && b(1) == 0x80 && b(2) == 0x80) return 3;    // U+3000
+  return 0;
+}
+
+// The surface of a vocabulary piece as it appears in text: U+2581 as a space, "<0xXX>" as its
+// byte; written to buf (at most cap bytes). Returns its length; *unknown for <unk>-like pieces.
+size_t PieceSurface(std::string_view piece, char* buf, size_t cap, bool* unknown) {
+  *unknown = false;
+  if (piece.size() == 6 && piece[0] == '<' && piece[1] == '0' && piece[2] == 'x' && piece[5] == '>') {
+    auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
+    const int hi = hex(piece[3]), lo = hex(piece[4]);
+    if (hi >= 0 && lo >= 0 && cap > 0) {
+      buf[0] = char(hi * 16 + lo);
+      return 1;
+    }
+  }
+  if (piece == "<unk>" || piece == "</s>" || piece == "<pad>" || piece == "<s>") {
+    *unknown = true;
+    return 0;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < piece.size() && n < cap;) {
+    if (i + 3 <= piece.size() && piece.compare(i, 3, "\xE2\x96\x81") == 0) {
+      buf[n++] = ' ';
+      i += 3;
+    } else {
+      buf[n++] = piece[i++];
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+void SourceTokenSpans(const VocabView& vocab, std::string_view text, const int32_t* ids, int n,
+                      text::ByteSpan* spans) {
+  size_t pos = 0;
+  char buf[256];
+  for (int k = 0; k < n; ++k) {
+    while (pos < text.size()) {
+      const size_t w = SpaceAt(text, pos);
+      if (!w) break;
+      pos += w;
+    }
+    bool unknown = true;
+    size_t len = 0;
+    if (ids[k] >= 0 && size_t(ids[k]) < vocab.id_to_piece.size())
+      len = PieceSurface(vocab.id_to_piece[size_t(ids[k])], buf, sizeof buf, &unknown);
+    size_t lead = 0;
+    while (lead < len && buf[lead] == ' ') ++lead;
+    std::string_view surface(buf + lead, len - lead);
+    size_t end = pos;
+    if (!unknown && !surface.empty() && text.substr(pos, surface.size()) == surface) {
+      end = pos + surface.size();
+    } else if (pos < text.size()) {  // not found as it is: the next code point
+      end = std::min(text.size(), pos + Utf8Length(static_cast<unsigned char>(text[pos])));
+    }
+    spans[k] = {uint32_t(pos), uint32_t(end)};
+    pos = end;
+  }
+}
+
+TextCapacities TextCapacitiesFor(const TranslatorLimits& lim) {
+  TextCapacities c;
+  if (lim.max_text_bytes <= 0) return c;
+  const size_t n = size_t(lim.max_text_bytes);
+  c.text_bytes = n;
+  c.sentences = n / 4 + 16;
+  c.output_bytes = 4 * n + 4096;
+  c.piece_bytes = size_t(std::max(lim.max_input_bytes, 1));
+  c.batch = size_t(std::max(lim.max_batch, 1));
+  c.source_tokens = size_t(std::max(lim.max_source_tokens, 1));
+  if (lim.alignments) {
+    c.markup_items = n * 2 / 3 + 16;  // "<b>" is 3 bytes; an unclosed one gets a synthetic close
+    c.segments = c.markup_items + 1;
+    c.tokens = n + 256;
+    c.render_scratch = text::RenderScratchBytes(c.markup_items, c.tokens);
+  }
+  return c;
+}
+
+void TextLayer::Bind(const ArenaPlan& plan, uint8_t* a, const TranslatorLimits& lim) {
+  cap_ = TextCapacitiesFor(lim);
+  max_input_bytes_ = size_t(lim.max_input_bytes);
+  batch_ = std::max(lim.max_batch, 1);
+  spans_ = plan.Get<text::ByteSpan>(a, kBufTextSpans);
+  sentences_ = plan.Get<TextSentenceView>(a, kBufTextSentences);
+  output_ = plan.Get<char>(a, kBufTextOutput);
+  piece_text_ = plan.Get<char>(a, kBufTextPieces);
+  batch_pieces_ = plan.Get<TextPiece>(a, kBufTextBatchPieces);
+  batch_views_ = plan.Get<std::string_view>(a, kBufTextBatchViews);
+  ids_ = plan.Get<int32_t>(a, kBufTextSourceIds);
+  token_spans_ = plan.Get<text::ByteSpan>(a, kBufTextTokenSpans);
+  decode_scratch_ = plan.Get<char>(a, kBufTextDecode);
+  decode_cap_ = plan.buffer(kBufTextDecode).bytes;
+  plain_ = plan.Get<char>(a, kBufTextPlain);
+  html_out_ = plan.Get<char>(a, kBufTextHtml);
+  items_ = plan.Get<text::MarkupItem>(a, kBufTextMarkup);
+  segments_ = plan.Get<text::ByteSpan>(a, kBufTextSegments);
+  tokens_ = plan.Get<text::AlignedToken>(a, kBufTextTokens);
+  pairs_ = plan.Get<text::SentencePair>(a, kBufTextPairs);
+  render_scratch_ = plan.Get<uint8_t>(a, kBufTextRenderScratch);
+}
+
+Status TextLayer::Append(std::string_view bytes) {
+  if (bytes.size() > cap_.output_bytes - out_len_)
+    return Err(StatusCode::kOutOfRange, "the translated text exceeds the text layer's output buffer of " +
+                                            std::to_string(cap_.output_bytes) +
+                                            " bytes (4 x TranslatorLimits.max_text_bytes + 4096)");
+  if (!bytes.empty()) std::memcpy(output_ + out_len_, bytes.data(), bytes.size());
+  out_len_ += bytes.size();
+  return Status::Ok();
+}
+
+void TextLayer::Push(std::string_view src, const TextPiece& piece) {
+  const size_t j = num_batch_++;
+  batch_pieces_[j] = piece;
+  std::string_view v = src.substr(piece.span.begin, piece.span.size());
+  bool soft = false;
+  for (char c : v) soft = soft || IsSoftSpace(c);
+  if (soft) {  // line breaks and tabs as spaces, byte for byte (v fits: pieces are <= max_input_bytes)
+    char* dst = piece_text_ + j * cap_.piece_bytes;
+    for (size_t i = 0; i < v.size(); ++i) dst[i] = IsSoftSpace(v[i]) ? ' ' : v[i];
+    v = std::string_view(dst, v.size());
+  }
+  batch_views_[j] = v;
+}
+
+// Cuts sentence `index` into pieces the translator takes (at most max_input_bytes bytes, at most
+// max_tokens source tokens) and queues them, translating full batches as it goes.
+Status TextLayer::CutSentence(TranslatorImpl* tr, std::string_view src, uint32_t index, int max_tokens) {
+  const text::ByteSpan sent = spans_[index];
+  const SpmTokenizer& tok = tr->source_tokenizer();
+  const VocabView& vocab = tr->model_data().source_vocab;
+  size_t b = sent.begin;
+  bool first = true;
+  auto trim = [&](size_t* lo, size_t* hi) {
+    while (*lo < *hi && IsAsciiSpace(src[*lo])) ++*lo;
+    while (*hi > *lo && IsAsciiSpace(src[*hi - 1])) --*hi;
+  };
+  // A cut point in (lo, hi]: after the last whitespace byte at or before hi, else the last code
+  // point boundary at or before hi (never lo itself).
+  auto cut_at = [&](size_t lo, size_t hi) {
+    for (size_t k = hi; k > lo + 1; --k)
+      if (IsAsciiSpace(src[k - 1])) return k;
+    size_t k = hi;
+    while (k > lo + 1 && (static_cast<unsigned char>(src[k]) & 0xC0) == 0x80) --k;
+    return k;
+  };
+  size_t end = sent.end;
+  while (b < sent.end) {
+    size_t e = end;
+    if (e - b > max_input_bytes_) e = cut_at(b, b + max_input_bytes_);
+    size_t lo = b, hi = e;
+    trim(&lo, &hi);
+    if (lo >= hi) {
+      b = e;
+      end = sent.end;
+      continue;
+    }
+    // Count its tokens in the next batch slot's text (line breaks as spaces).
+    TextPiece probe{index, {uint32_t(lo), uint32_t(hi)}, first, false};
+    const size_t slot = num_batch_;
+    Push(src, probe);
+    --num_batch_;
+    const std::string_view view = batch_views_[slot];
+    int n = 0;
+    Status s = tok.Encode(view, tr->tokenizer_workspace(), tr->tokenizer_workspace_bytes(), ids_,
+                          int(cap_.source_tokens), &n);
+    if (s.code() == StatusCode::kOutOfRange && hi - lo > 1) {  // too many tokens to count: halve it
+      const size_t mid = cut_at(lo, lo + (hi - lo) / 2);
+      end = mid > lo ? mid : hi;
+      if (end == e) end = lo + (hi - lo) / 2 + 1;
+      continue;
+    }
+    if (!s.ok() || n <= max_tokens) {  // one piece (an error is the translator's to report)
+      TextPiece p{index, {uint32_t(lo), uint32_t(hi)}, first, false};
+      first = false;
+      b = e;
+      end = sent.end;
+      p.last = b >= sent.end;
+      if (p.last) {  // nothing but whitespace may follow
+        size_t rest_lo = b, rest_hi = sent.end;
+        trim(&rest_lo, &rest_hi);
+        p.last = rest_lo >= rest_hi;
+      }
+      Push(src, p);
+      if (num_batch_ == size_t(batch_))
+        if (Status f = Flush(tr, src, opt_, cap_.markup_items && pairs_ && html_); !f.ok()) return f;
+      continue;
+    }
+    // More than max_tokens: pieces of at most max_tokens tokens, cut before a token that starts a
+    // word where there is one in the second half of the window.
+    SourceTokenSpans(vocab, view, ids_, n, token_spans_);
+    int k = 0;
+    while (k < n) {
+      int stop = std::min(n, k + max_tokens);
+      if (stop < n) {
+        for (int c = stop; c > k + max_tokens / 2; --c) {
+          const uint32_t at = token_spans_[c].begin;
+          if (at > 0 && IsAsciiSpace(view[at - 1])) {
+            stop = c;
+            break;
+          }
+        }
+      }
+      size_t pb = lo + token_spans_[k].begin, pe = lo + token_spans_[stop - 1].end;
+      if (stop == n) pe = hi;
+      if (k == 0) pb = lo;
+      trim(&pb, &pe);
+      k = stop;
+      if (pb >= pe) continue;
+      TextPiece p{index, {uint32_t(pb), uint32_t(pe)}, first, false};
+      first = false;
+      p.last = k >= n && e >= sent.end;
+      Push(src, p);
+      if (num_batch_ == size_t(batch_))
+        if (Status f = Flush(tr, src, opt_, cap_.markup_items && pairs_ && html_); !f.ok()) return f;
+    }
+    b = e;
+    end = sent.end;
+  }
+  if (first) {  // nothing to translate (cannot happen for a span the splitter gave): keep it as it is
+    TextPiece p{index, sent, true, true};
+    Push(src, p);
+    if (num_batch_ == size_t(batch_))
+      if (Status f = Flush(tr, src, opt_, cap_.markup_items && pairs_ && html_); !f.ok()) return f;
+  }
+  return Status::Ok();
+}
+
+Status TextLayer::AlignPiece(TranslatorImpl* tr, std::string_view /*src*/, const TextPiece& piece,
+                             const HypothesisView& hyp, uint32_t target_begin) {
+  if (!hyp.alignment || hyp.num_ids == 0) return Status::Ok();
+  const std::string_view view = batch_views_[&piece - batch_pieces_];
+  int ns = 0;
+  Status s = tr->source_tokenizer().Encode(view, tr->tokenizer_workspace(), tr->tokenizer_workspace_bytes(), ids_,
+                                           int(cap_.source_tokens), &ns);
+  if (!s.ok() || ns + 1 > hyp.source_tokens) return Status::Ok();  // no alignment: the tags stay in the gaps
+  text::ByteSpan* src_spans = token_spans_;
+  text::ByteSpan* tgt_spans = token_spans_ + cap_.source_tokens;
+  SourceTokenSpans(tr->model_data().source_vocab, view, ids_, ns, src_spans);
+  // Target spans: the decoded text grows token by token (Decode is what made hyp.text).
+  const SpmTokenizer& tt = tr->target_tokenizer();
+  size_t prev = 0;
+  for (int t = 0; t < hyp.num_ids; ++t) {
+    size_t len = prev;
+    if (!tt.Decode(hyp.ids, t + 1, decode_scratch_, decode_cap_, &len).ok()) len = prev;
+    len = std::min(std::max(len, prev), hyp.text.size());
+    size_t b = prev;  // a word's token starts at the word, not at the space before it
+    while (b < len && hyp.text[b] == ' ') ++b;
+    tgt_spans[t] = {uint32_t(b), uint32_t(len)};
+    prev = len;
+  }
+  if (num_tokens_ + size_t(hyp.num_ids) > cap_.tokens)
+    return Err(StatusCode::kOutOfRange, "html: the translation has more than " + std::to_string(cap_.tokens) +
+                                            " target tokens (the capacity for TranslatorLimits.max_text_bytes " +
+                                            std::to_string(cap_.text_bytes) + ")");
+  for (int t = 0; t < hyp.num_ids; ++t) {
+    const float* row = hyp.alignment + size_t(t) * size_t(hyp.source_tokens);
+    int best = -1;
+    for (int j = 0; j < ns; ++j)
+      if (best < 0 || row[j] > row[best]) best = j;
+    text::AlignedToken& a = tokens_[num_tokens_++];
+    a.target = {target_begin + tgt_spans[t].begin, target_begin + tgt_spans[t].end};
+    if (best >= 0) {
+      a.source = {piece.span.begin + src_spans[best].begin, piece.span.begin + src_spans[best].end};
+    } else {
+      a.source = {piece.span.begin, piece.span.begin};
+    }
+  }
+  return Status::Ok();
+}
+
+void TextLayer::EndSentence(std::string_view src, uint32_t index) {
+  TextSentenceView& sv = sentences_[index];
+  sv.target_end = uint32_t(out_len_);
+  gap_from_ = sv.source_end;
+  if (html_) pairs_[index].num_tokens = uint32_t(num_tokens_) - pairs_[index].first_token;
+  if (on_sentence_) {
+    TextSentenceEvent e;
+    e.index = index;
+    e.sentence = &sv;
+    e.source = src.substr(sv.source_begin, sv.source_end - sv.source_begin);
+    e.target = std::string_view(output_ + sv.target_begin, sv.target_end - sv.target_begin);
+    on_sentence_(e, on_sentence_user_);
+  }
+}
+
+Status TextLayer::Flush(TranslatorImpl* tr, std::string_view src, const TranslateOptions& opt, bool markup) {
+  const size_t n = num_batch_;
+  if (n == 0) return Status::Ok();
+  num_batch_ = 0;
+  const SentenceResultView* res = nullptr;
+  const Status s = tr->Run(batch_views_, nullptr, nullptr, n, opt, &res);
+  for (size_t j = 0; j < n; ++j) {
+    const TextPiece& p = batch_pieces_[j];
+    TextSentenceView& sv = sentences_[p.sentence];
+    // A failed batch: every piece again alone, so that one bad piece costs only itself.
+    Status sj = s;
+    const SentenceResultView* r = s.ok() ? &res[j] : nullptr;
+    if (!s.ok() && n > 1) {
+      sj = tr->Run(&batch_views_[j], nullptr, nullptr, 1, opt, &res);
+      r = sj.ok() ? &res[0] : nullptr;
+    }
+    if (p.first) {
+      if (Status a = Append(src.substr(gap_from_, sv.source_begin - gap_from_)); !a.ok()) return a;
+      sv.target_begin = uint32_t(out_len_);
+      sv.pieces = 0;
+      if (markup) pairs_[p.sentence].first_token = uint32_t(num_tokens_);
+    } else {  // the source's whitespace between two pieces, or a space where a word was cut
+      std::string_view between = src.substr(piece_end_, p.span.begin - piece_end_);
+      if (between.empty() && out_len_ > sv.target_begin) between = " ";
+      if (Status a = Append(between); !a.ok()) return a;
+    }
+    ++sv.pieces;
+    const uint32_t target_begin = uint32_t(out_len_);
+    if (sj.ok() && r && r->num_hypotheses > 0) {
+      const HypothesisView& h = r->hypotheses[0];
+      if (Status a = Append(h.text); !a.ok()) return a;
+      sv.score += h.score;
+      if (markup)
+        if (Status a = AlignPiece(tr, src, p, h, target_begin); !a.ok()) return a;
+    } else {  // kept as it was, and reported
+      if (Status a = Append(src.substr(p.span.begin, p.span.size())); !a.ok()) return a;
+      if (sv.status == StatusCode::kOk) {
+        sv.status = sj.ok() ? StatusCode::kInternal : sj.code();
+        ++failed_;
+        if (!first_error_len_) {
+          std::string msg = sj.message();
+          if (msg.compare(0, 12, "sentence 0: ") == 0) msg.erase(0, 12);
+          msg = "sentence " + std::to_string(p.sentence + 1) + ": " + StatusCodeName(sj.code()) + ": " + msg;
+          first_error_len_ = std::min(msg.size(), sizeof first_error_ - 1);
+          std::memcpy(first_error_, msg.data(), first_error_len_);
+        }
+      }
+    }
+    piece_end_ = p.span.end;
+    if (p.last) EndSentence(src, p.sentence);
+  }
+  return Status::Ok();
+}
+
+Status TextLayer::Run(TranslatorImpl* tr, std::string_view text, const TextOptions& to,
+                      const TranslateOptions& options, const TextResultView** out, TextSentenceCallback on_sentence,
+                      void* on_sentence_user) {
+  if (!out) return Err(StatusCode::kInvalidArgument, "null result pointer");
+  *out = nullptr;
+  if (cap_.text_bytes == 0)
+    return Err(StatusCode::kUnsupported, "this translator has no text layer (TranslatorLimits.max_text_bytes is 0)");
+  if (text.size() > cap_.text_bytes)
+    return Err(StatusCode::kOutOfRange, "text of " + std::to_string(text.size()) + " bytes exceeds max_text_bytes " +
+                                            std::to_string(cap_.text_bytes));
+  if (int(to.split) < 0 || int(to.split) > 3) return Err(StatusCode::kInvalidArgument, "unknown split mode");
+  if (to.max_length_break < 1)
+    return Err(StatusCode::kInvalidArgument, "max_length_break must be >= 1, got " + std::to_string(to.max_length_break));
+  if (to.html && !cap_.markup_items)
+    return Err(StatusCode::kInvalidArgument,
+               "html needs a translator created with alignments (TranslatorLimits.alignments)");
+  if (options.n_best != 1 && options.n_best > options.beam_size)
+    return Err(StatusCode::kInvalidArgument, "n_best must be 1 for a text call");
+  opt_ = options;
+  opt_.n_best = 1;
+  opt_.return_alignments = to.html;
+  html_ = to.html;
+  on_sentence_ = on_sentence;
+  on_sentence_user_ = on_sentence_user;
+  out_len_ = num_tokens_ = gap_from_ = piece_end_ = num_batch_ = 0;
+  failed_ = 0;
+  first_error_len_ = 0;
+  result_ = TextResultView();
+
+  std::string_view src = text;
+  size_t num_items = 0, num_segments = 1;
+  if (to.html) {
+    size_t plain_len = 0, dropped = 0;
+    if (Status s = text::ParseMarkup(text, plain_, cap_.text_bytes, &plain_len, items_, cap_.markup_items, &num_items,
+                                     &dropped);
+        !s.ok())
+      return Err(s.code(), "html: " + s.message());
+    src = std::string_view(plain_, plain_len);
+    if (Status s = text::MarkupSegments(items_, num_items, plain_len, segments_, cap_.segments, &num_segments);
+        !s.ok())
+      return Err(s.code(), "html: " + s.message());
+  }
+  // Sentences of every segment (the whole text, or the runs between HTML block items).
+  const text::SplitterLanguage& lang =
+      text::SplitterLanguageFor(to.language.empty() ? std::string_view(tr->model_data().config.source_lang)
+                                                    : to.language);
+  size_t ns = 0;
+  for (size_t g = 0; g < num_segments; ++g) {
+    const text::ByteSpan seg = to.html ? segments_[g] : text::ByteSpan{0, uint32_t(src.size())};
+    size_t count = 0;
+    Status s = text::SplitSentences(src.substr(seg.begin, seg.size()), to.split, lang, spans_ + ns,
+                                    cap_.sentences - ns, &count);
+    if (!s.ok()) {
+      if (s.code() == StatusCode::kOutOfRange)
+        return Err(StatusCode::kOutOfRange, "the text has more than " + std::to_string(cap_.sentences) +
+                                                " sentences (the capacity for TranslatorLimits.max_text_bytes " +
+                                                std::to_string(cap_.text_bytes) + ")");
+      return s;
+    }
+    for (size_t i = 0; i < count; ++i) {
+      spans_[ns + i].begin += seg.begin;
+      spans_[ns + i].end += seg.begin;
+    }
+    ns += count;
+  }
+  for (size_t i = 0; i < ns; ++i) {
+    TextSentenceView& sv = sentences_[i];
+    sv = TextSentenceView();
+    sv.source_begin = spans_[i].begin;
+    sv.source_end = spans_[i].end;
+    if (to.html) {
+      pairs_[i] = text::SentencePair();
+      pairs_[i].source = spans_[i];
+    }
+  }
+  const int S = tr->dims().S;
+  max_tokens_ = std::min(to.max_length_break, S - 1);
+  if (max_tokens_ < 1) return Err(StatusCode::kInvalidArgument, "max_source_tokens must be >= 2 for a text call");
+  for (size_t i = 0; i < ns; ++i)
+    if (Status s = CutSentence(tr, src, uint32_t(i), max_tokens_); !s.ok()) return s;
+  if (Status s = Flush(tr, src, opt_, to.html); !s.ok()) return s;
+  if (Status s = Append(src.substr(gap_from_)); !s.ok()) return s;
+
+  result_.sentences = sentences_;
+  result_.num_sentences = ns;
+  result_.failed_sentences = failed_;
+  result_.first_error = std::string_view(first_error_, first_error_len_);
+  result_.text = std::string_view(output_, out_len_);
+  if (to.html) {
+    for (size_t i = 0; i < ns; ++i) pairs_[i].target = {sentences_[i].target_begin, sentences_[i].target_end};
+    size_t len = 0;
+    const size_t html_cap = cap_.output_bytes + cap_.text_bytes;
+    if (Status s = text::RenderMarkup(text, items_, num_items, src, result_.text, pairs_, ns, tokens_, num_tokens_,
+                                      html_out_, html_cap, &len, render_scratch_, cap_.render_scratch);
+        !s.ok())
+      return Err(s.code(), "html: " + s.message());
+    result_.plain_source = src;
+    result_.plain_target = result_.text;
+    result_.text = std::string_view(html_out_, len);
+  }
+  *out = &result_;
+  return Status::Ok();
+}
+
+}  // namespace detail
+}  // namespace mtlite
+
+namespace mtlite {
+
+const char* SplitModeName(SplitMode mode) {
+  switch (mode) {
+    case SplitMode::kNone: return "none";
+    case SplitMode::kSentence: return "sentence";
+    case SplitMode::kParagraph: return "paragraph";
+    case SplitMode::kWrapped: return "wrapped";
+  }
+  return "?";
+}
+
+bool ParseSplitMode(std::string_view name, SplitMode* mode) {
+  for (SplitMode m : {SplitMode::kNone, SplitMode::kSentence, SplitMode::kParagraph, SplitMode::kWrapped})
+    if (name == SplitModeName(m)) {
+      *mode = m;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace mtlite

@@ -3,8 +3,10 @@
 #   1. scripts/wasm_build.sh: the modules (SIMD128 and without) and the kernel test program;
 #   2. the kernel tests of tests/unit under node: every kernel of the "wasm-simd128" table against
 #      the scalar reference, bit for bit (tile edges and tails included);
-#   3. the JavaScript API (tests/wasm/api_test.mjs) with both modules, its TypeScript declarations
-#      (tsc, Debian node-typescript), the CLI's number format (tests/wasm/format_test.mjs);
+#   3. the JavaScript API (tests/wasm/api_test.mjs) and its edges (tests/wasm/js_defects_test.mjs:
+#      bad models' reasons, calls from onToken, wrong arguments, defaults) with both modules, its
+#      TypeScript declarations (tsc, Debian node-typescript), the CLI's number format
+#      (tests/wasm/format_test.mjs);
 #   4. `node web/mtlite.mjs translate` against the native `mtlite translate`, byte for byte (stdout,
 #      stderr, exit code): dev sentences greedy with --scores and beam 4 with --n-best 4 --scores,
 #      batches with alignments, streaming, the module without SIMD128, and the bad input lines of
@@ -43,6 +45,8 @@ say "kernel tests: $(tail -1 "$WORK/kernels.log") ($(since "$t") s)"
 t=$(now)
 node tests/wasm/api_test.mjs "$MODEL" || die "JavaScript API (SIMD128 module)"
 node tests/wasm/api_test.mjs "$MODEL" --simd=0 || die "JavaScript API (module without SIMD128)"
+node tests/wasm/js_defects_test.mjs "$MODEL" || die "JavaScript API edges (SIMD128 module)"
+node tests/wasm/js_defects_test.mjs "$MODEL" --simd=0 || die "JavaScript API edges (module without SIMD128)"
 node tests/wasm/format_test.mjs || die "number format"
 if command -v tsc >/dev/null; then
   tsc --noEmit --strict --target es2020 --module es2020 --moduleResolution node tests/wasm/types_test.ts ||
@@ -100,7 +104,7 @@ fi
 
 t=$(now)
 (cd web && npm pack --dry-run --offline --json 2>/dev/null) > "$WORK/pack.json"
-for f in mtlite.js mtlite.d.ts mtlite.mjs wasi.js format.js dist/mtlite.wasm dist/mtlite-nosimd.wasm; do
+for f in mtlite.js mtlite.d.ts mtlite.mjs wasi.js format.js README.md dist/mtlite.wasm dist/mtlite-nosimd.wasm; do
   grep -q "\"path\": \"$f\"" "$WORK/pack.json" || die "npm pack: $f is not in the package"
 done
 say "npm pack: $(grep -c '"path"' "$WORK/pack.json") files ($(since "$t") s)"

@@ -3,19 +3,28 @@
 /** Whether this engine runs WebAssembly SIMD128 (and so the module with the wasm-simd128 kernels). */
 export function hasSimd128(): boolean;
 
-/** The runtime's status codes (runtime/include/mtlite/mtlite.h), by name. */
+/**
+ * The runtime's status codes (runtime/include/mtlite/mtlite.h), by name, and the package's own
+ * 'BUSY': a call into the module (translate, profile, createTranslator, loadModel, dispose) from an
+ * onToken callback, refused while the translation runs.
+ */
 export type MtliteCode =
   | 'INVALID_ARGUMENT' | 'INVALID_MODEL' | 'CHECKSUM_MISMATCH' | 'IO_ERROR' | 'OUT_OF_RANGE'
-  | 'UNSUPPORTED' | 'RESOURCE_EXHAUSTED' | 'INTERNAL' | 'UNKNOWN';
+  | 'UNSUPPORTED' | 'RESOURCE_EXHAUSTED' | 'INTERNAL' | 'BUSY' | 'UNKNOWN';
 
-/** An error of the runtime; message is "CODE: reason". */
+/**
+ * Every error the package throws; message is "CODE: reason". Wrong arguments and options (unknown
+ * names, wrong types, fractions, negative or NaN numbers) and disposed objects are
+ * 'INVALID_ARGUMENT' with a reason naming the argument; a module file that cannot be read is
+ * 'IO_ERROR'. Only an exception thrown by an onToken callback reaches the caller as it is.
+ */
 export class MtliteError extends Error {
   readonly name: 'MtliteError';
   /** The status code's name, e.g. 'INVALID_ARGUMENT'. */
   readonly code: MtliteCode;
-  /** The status code's number (mtlite_status). */
+  /** The status code's number (mtlite_status); -1 for 'BUSY'. */
   readonly status: number;
-  /** The runtime's message. */
+  /** The message: the runtime's, or the package's (naming the wrong argument). */
   readonly reason: string;
 }
 
@@ -41,7 +50,8 @@ export interface ModelConfig {
 
 /**
  * mtlite_limits: the translator's arena is sized for them, once. Unset fields take the runtime's
- * defaults (maxNBest: at most maxBeam).
+ * defaults (maxNBest: at most maxBeam; maxInputBytes: 16384, the CLI's). Integers; the runtime
+ * checks their ranges.
  */
 export interface Limits {
   maxBatch?: number;
@@ -49,6 +59,7 @@ export interface Limits {
   maxTargetTokens?: number;
   maxBeam?: number;
   maxNBest?: number;
+  /** UTF-8 bytes per text (default 16384, as the native CLI's --max-input-bytes). */
   maxInputBytes?: number;
   alignments?: boolean;
   /** Reserve the profiler's records (translate with profile: true, then profile()). */
@@ -82,7 +93,11 @@ export interface TranslateOptions {
   shortlist?: boolean;
   /** Profile this call (the translator needs the limit profiling). */
   profile?: boolean;
-  /** Streaming: called for every new token (greedy) or change of the best hypothesis (beam). */
+  /**
+   * Streaming: called for every new token (greedy) or change of the best hypothesis (beam). It must
+   * not call into the module (translate, profile, createTranslator, loadModel, dispose): those throw
+   * MtliteError 'BUSY' there. An exception it throws is rethrown when translate returns.
+   */
   onToken?: (event: TokenEvent) => void;
   /** Also return each hypothesis's text as UTF-8 bytes. */
   textBytes?: boolean;
@@ -147,14 +162,17 @@ export class Mtlite {
   readonly version: string;
   /** The kernel table translations run with: 'wasm-simd128' or 'reference'. */
   readonly kernelTable: string;
-  /** Loads a model from the bytes of a .mtlite file (copied into the module's memory). */
-  loadModel(bytes: Uint8Array | ArrayBuffer, options?: { verify?: boolean }): Model;
+  /**
+   * Loads a model from the bytes of a .mtlite file (copied into the module's memory). A bad file:
+   * MtliteError 'INVALID_MODEL' (or 'CHECKSUM_MISMATCH' with verify) with the loader's reason.
+   */
+  loadModel(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: { verify?: boolean }): Model;
 }
 
 export class Model {
   readonly config: ModelConfig;
   createTranslator(limits?: Limits): Translator;
-  /** Frees the model and its translators. */
+  /** Frees the model and its translators; once disposed, nothing. */
   dispose(): void;
 }
 
@@ -166,5 +184,6 @@ export class Translator {
   translate(texts: ReadonlyArray<string | Uint8Array>, options?: TranslateOptions): SentenceResult[];
   /** The profile of the last call (translate with profile: true). */
   profile(): Profile;
+  /** Frees the translator; once disposed, nothing. */
   dispose(): void;
 }

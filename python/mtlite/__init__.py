@@ -36,7 +36,8 @@ from ._mtlite import (ChecksumMismatchError, Error, InternalError, InvalidArgume
                       IoError, OutOfRangeError, ResourceExhaustedError, UnsupportedError)
 
 __all__ = [
-    "Model", "Translator", "TranslationResult", "ScoreResult", "StreamEvent", "convert", "version",
+    "Model", "Translator", "TranslationResult", "ScoreResult", "StreamEvent", "TextTranslation", "TextSentence",
+    "TextChunk", "convert", "version",
     "kernel_table",
     "Error", "InvalidArgumentError", "InvalidModelError", "ChecksumMismatchError", "IoError",
     "OutOfRangeError", "UnsupportedError", "ResourceExhaustedError", "InternalError",
@@ -230,14 +231,89 @@ def _record(cls: Any, **fields: Any) -> Any:
     return r
 
 
+@dataclass(frozen=True)
+class TextSentence:
+    """One sentence of Translator.translate_text().
+
+    source, translation: the sentence and its translation (with html: text content, without
+    markup). source_start/source_end and target_start/target_end: its place, in characters, in
+    TextTranslation.source_text / .plain_text. error: None, or the error code name
+    ("INVALID_ARGUMENT", ...) of a sentence that was kept untranslated. pieces: > 1 when a long
+    sentence was cut (max_length_break). score: the sum of its pieces' scores.
+    """
+    source: str
+    translation: str
+    source_start: int
+    source_end: int
+    target_start: int
+    target_end: int
+    error: Optional[str] = None
+    pieces: int = 1
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class TextTranslation:
+    """The result of Translator.translate_text().
+
+    text: the translation (HTML with html=True). sentences: the TextSentence of each sentence,
+    in order. failed: how many were kept untranslated (first_error: the first one's message).
+    source_text, plain_text: the texts the sentences' offsets index (the input and the
+    translation; with html their text content).
+    """
+    text: str
+    sentences: List[TextSentence]
+    failed: int
+    first_error: str
+    source_text: str
+    plain_text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    """One piece of Translator.translate_text_stream(): the chunks' texts, joined, are the
+    translation. sentence: the TextSentence the chunk translates, or None for the text between
+    sentences (whitespace, passed through)."""
+    text: str
+    sentence: Optional[TextSentence] = None
+
+
+_SPLIT_MODES = {"none": 0, "sentence": 1, "paragraph": 2, "wrapped": 3}
+
+
+def _split_mode(split: str) -> int:
+    if split not in _SPLIT_MODES:
+        raise InvalidArgumentError(f"split must be one of {', '.join(_SPLIT_MODES)}, not {split!r}")
+    return _SPLIT_MODES[split]
+
+
+def _char_offsets(data: bytes) -> List[int]:
+    """For every byte offset of UTF-8 data, the index of the character it is in (len(data): the
+    number of characters)."""
+    out = [0] * (len(data) + 1)
+    count = 0
+    current = 0
+    for i, byte in enumerate(data):
+        if (byte & 0xC0) != 0x80:
+            current = count
+            count += 1
+        out[i] = current
+    out[len(data)] = count
+    return out
+
+
 def _limits(max_batch: int, max_source_tokens: int, max_target_tokens: int, max_beam: int,
             max_n_best: Optional[int], max_input_bytes: int, alignments: bool, threads: int,
-            profiling: bool = False, profile_events: int = 0) -> Any:
+            profiling: bool = False, profile_events: int = 0, max_text_bytes: int = 65536) -> Any:
     return _record(_mtlite._Limits, max_batch=int(max_batch), max_source_tokens=int(max_source_tokens),
                    max_target_tokens=int(max_target_tokens), max_beam=int(max_beam),
                    max_n_best=int(max_beam if max_n_best is None else max_n_best),
                    max_input_bytes=int(max_input_bytes), alignments=bool(alignments), threads=int(threads),
-                   profiling=bool(profiling), profile_events=int(profile_events))
+                   profiling=bool(profiling), profile_events=int(profile_events),
+                   max_text_bytes=int(max_text_bytes))
 
 
 _SENTENCE_PREFIX = re.compile(r"^sentence (\d+): ")
@@ -260,6 +336,8 @@ class Translator:
         profile_events: trace events kept per call (0: enough for a call of max_target_tokens
             steps); when the trace is full, later events are dropped (counted in
             "dropped_events") and the per-op aggregates stay complete.
+        max_text_bytes: UTF-8 bytes of text per translate_text() call (its buffers are part of
+            the arena; 0: no text layer). translate_text(html=True) also needs alignments=True.
 
     The arena (`arena_bytes`) is allocated once, here, for these limits; translating allocates
     nothing in the runtime. Calls on one Translator are serialised; use one Translator per
@@ -269,10 +347,10 @@ class Translator:
     def __init__(self, model_or_path: Union[Model, PathLike], threads: int = 1, max_batch: int = 16, *,
                  max_beam: int = 4, max_n_best: Optional[int] = None, max_source_tokens: int = 256,
                  max_target_tokens: int = 256, max_input_bytes: int = 16384, alignments: bool = False,
-                 profiling: bool = False, profile_events: int = 0) -> None:
+                 profiling: bool = False, profile_events: int = 0, max_text_bytes: int = 65536) -> None:
         self._model = model_or_path if isinstance(model_or_path, Model) else Model(model_or_path)
         limits = _limits(max_batch, max_source_tokens, max_target_tokens, max_beam, max_n_best, max_input_bytes,
-                         alignments, threads, profiling, profile_events)
+                         alignments, threads, profiling, profile_events, max_text_bytes)
         self._impl = _mtlite._Translator(self._model._impl, limits)
         self._limits: Dict[str, Any] = self._impl.limits()
 
@@ -412,6 +490,62 @@ class Translator:
             for i, r in zip(idx, results):
                 out[i] = r
         return out
+
+    def translate_text(self, text: Text, html: bool = False, split: str = "paragraph", *,
+                       max_length_break: int = 128, language: str = "", beam_size: int = 4,
+                       max_length: Optional[int] = None, max_length_ratio: float = 0.0,
+                       max_length_offset: int = 10, length_penalty: float = 1.0,
+                       use_shortlist: bool = False) -> TextTranslation:
+        """Translates text, not a sentence: it is cut into sentences (split: "paragraph" -- a
+        line is a paragraph --, "sentence" -- one per line --, "wrapped" -- blank lines separate
+        paragraphs --, or "none"), each is translated and put back in place with the text's own
+        whitespace between them. html=True: the text is HTML; the markup is kept (inline tags
+        around the aligned target words, block tags in place; script, style and translate="no"
+        untranslated); needs Translator(alignments=True). A sentence longer than
+        max_length_break source tokens is translated in pieces. A sentence that fails alone is
+        kept untranslated (TextSentence.error); the call raises only for errors of the whole text
+        (more than max_text_bytes, bad options). language: the splitter's rules (default: the
+        model's source language). The other options are translate_batch's."""
+        data = _utf8(text, "text")
+        options = self._options(beam_size, 1, False, False, max_length, max_length_ratio, max_length_offset,
+                                length_penalty, -1, False, use_shortlist)
+        out, sents, failed, first_error, plain_src, plain_tgt = self._impl.translate_text(
+            data, options, _split_mode(split), bool(html), int(max_length_break), str(language))
+        src_chars, tgt_chars = _char_offsets(plain_src), _char_offsets(plain_tgt)
+        sentences = [TextSentence(
+            source=plain_src[sb:se].decode("utf-8", "replace"), translation=plain_tgt[tb:te].decode("utf-8", "replace"),
+            source_start=src_chars[sb], source_end=src_chars[se], target_start=tgt_chars[tb],
+            target_end=tgt_chars[te], error=err, pieces=pieces, score=score)
+            for sb, se, tb, te, err, pieces, score in sents]
+        return TextTranslation(text=out.decode("utf-8", "replace"), sentences=sentences, failed=failed,
+                               first_error=first_error, source_text=plain_src.decode("utf-8", "replace"),
+                               plain_text=plain_tgt.decode("utf-8", "replace"))
+
+    def translate_text_stream(self, text: Text, split: str = "paragraph", *, language: str = "",
+                              **options: Any) -> Iterator[TextChunk]:
+        """translate_text (plain text) one sentence at a time: yields TextChunk objects whose
+        texts, joined, are translate_text(text, split=split).text -- the whitespace between
+        sentences as it comes, each sentence as soon as it is translated."""
+        if options.get("html"):
+            raise InvalidArgumentError("translate_text_stream: html is not streamed; use translate_text")
+        data = _utf8(text, "text")
+        spans = _mtlite.split_sentences(data, _split_mode(split), str(language or self._model.config.get(
+            "source_lang", "")))
+        chars = _char_offsets(data)
+        at = 0
+        for b, e in spans:
+            if b > at:
+                yield TextChunk(data[at:b].decode("utf-8", "replace"))
+            r = self.translate_text(data[b:e], split="none", language=language, **options)
+            s = r.sentences[0] if r.sentences else None
+            if s is not None:
+                s = TextSentence(source=s.source, translation=s.translation, source_start=chars[b],
+                                 source_end=chars[e], target_start=0, target_end=len(r.text), error=s.error,
+                                 pieces=s.pieces, score=s.score)
+            yield TextChunk(r.text, s)
+            at = e
+        if at < len(data):
+            yield TextChunk(data[at:].decode("utf-8", "replace"))
 
     def translate(self, text: Text, **options: Any) -> str:
         """The best translation of one sentence (options as translate_batch; beam_size=4)."""

@@ -30,6 +30,7 @@
 #include "model_spec.h"
 #include "mtlite/mtlite.hpp"
 #include "records.h"
+#include "sentence_split.h"
 #include "tokenizer.h"
 
 #ifdef MTLITE_PY_HAS_CONVERTER
@@ -323,6 +324,48 @@ class PyTranslator {
     return out;
   }
 
+  // Translator::TranslateText: (text, [(source_begin, source_end, target_begin, target_end,
+  // error code name or None, pieces, score)], failed, first_error, plain_source, plain_target)
+  // (byte offsets; the plain texts are those the offsets index: the input / the translation, or
+  // their text content with html).
+  py::tuple TranslateText(const std::string& text, const TranslateOptions& options, int split, bool html,
+                          int max_length_break, const std::string& language) {
+    TextOptions to;
+    to.split = static_cast<SplitMode>(split);
+    to.html = html;
+    to.max_length_break = max_length_break;
+    to.language = language;
+    std::string out, first_error, plain_source, plain_target;
+    std::vector<TextSentenceView> sentences;
+    size_t failed = 0;
+    Status s;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);
+      const auto t0 = std::chrono::steady_clock::now();
+      const TextResultView* r = nullptr;
+      s = tr_->TranslateText(text, to, options, &r);
+      runtime_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (s.ok()) {
+        out.assign(r->text);
+        first_error.assign(r->first_error);
+        sentences.assign(r->sentences, r->sentences + r->num_sentences);
+        failed = r->failed_sentences;
+        plain_source.assign(html ? r->plain_source : std::string_view(text));
+        plain_target.assign(html ? r->plain_target : r->text);
+      }
+    }
+    Check(s);
+    py::list sl;
+    for (const TextSentenceView& v : sentences)
+      sl.append(py::make_tuple(v.source_begin, v.source_end, v.target_begin, v.target_end,
+                               v.status == StatusCode::kOk ? py::object(py::none())
+                                                           : py::object(py::str(StatusCodeName(v.status))),
+                               v.pieces, v.score));
+    return py::make_tuple(py::bytes(out), sl, failed, py::str(first_error), py::bytes(plain_source),
+                          py::bytes(plain_target));
+  }
+
   // Teacher forcing: for each (source ids incl. </s>, target ids incl. </s>) pair, the
   // log-probability of every target token given the source and the previous target tokens:
   // log_softmax of the model's raw logits (final_logits_bias included; no generation-time
@@ -608,6 +651,7 @@ PYBIND11_MODULE(_mtlite, m) {
       .def_readwrite("threads", &TranslatorLimits::num_threads)
       .def_readwrite("profiling", &TranslatorLimits::profiling)
       .def_readwrite("profile_events", &TranslatorLimits::profile_events)
+      .def_readwrite("max_text_bytes", &TranslatorLimits::max_text_bytes)
       .def("as_dict", &LimitsDict);
   py::class_<TranslateOptions>(m, "_Options")
       .def(py::init<>())
@@ -646,6 +690,8 @@ PYBIND11_MODULE(_mtlite, m) {
       .def("runtime_seconds", &PyTranslator::runtime_seconds, py::call_guard<py::gil_scoped_release>())
       .def("translate", &PyTranslator::Translate, py::arg("texts"), py::arg("options"))
       .def("score", &PyTranslator::Score, py::arg("sources"), py::arg("targets"))
+      .def("translate_text", &PyTranslator::TranslateText, py::arg("text"), py::arg("options"), py::arg("split"),
+           py::arg("html"), py::arg("max_length_break"), py::arg("language"))
       .def("last_profile", &PyTranslator::LastProfile)
       .def(
           "stream",
@@ -666,6 +712,19 @@ PYBIND11_MODULE(_mtlite, m) {
 #else
   m.attr("HAS_CONVERTER") = false;
 #endif
+  // The sentence spans (byte offsets) of text by the text layer's splitter.
+  m.def(
+      "split_sentences",
+      [](const std::string& text, int split, const std::string& language) {
+        std::vector<text::ByteSpan> spans(text.size() / 2 + 2);
+        size_t n = 0;
+        Check(text::SplitSentences(text, static_cast<SplitMode>(split), text::SplitterLanguageFor(language),
+                                   spans.data(), spans.size(), &n));
+        py::list out;
+        for (size_t i = 0; i < n; ++i) out.append(py::make_tuple(spans[i].begin, spans[i].end));
+        return out;
+      },
+      py::arg("text"), py::arg("split"), py::arg("language"));
   m.def("version", &Version);
   m.def("kernel_table", &KernelTableName);
 }

@@ -21,6 +21,7 @@ py::dict LimitsDict(const TranslatorLimits& l) {
   d["threads"] = l.num_threads;
   d["profiling"] = l.profiling;
   d["profile_events"] = l.profile_events;
+  d["max_text_bytes"] = l.max_text_bytes;
   return d;
 }
 

@@ -211,8 +211,10 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   keep(kBufTextSpans, "text.sentence_spans", ns * span);
   keep(kBufTextSentences, "text.sentences", ns * sizeof(TextSentenceView));
   keep(kBufTextOutput, "text.output", tc.output_bytes);
+  keep(kBufTextPieceOutput, "text.piece_output", tc.output_bytes);
   keep(kBufTextPieces, "text.piece_text", CheckedSize(tc.batch) * tc.piece_bytes);
-  keep(kBufTextBatchPieces, "text.batch_pieces", CheckedSize(tc.batch) * sizeof(TextPiece));
+  keep(kBufTextAllPieces, "text.pieces", CheckedSize(tc.pieces) * sizeof(TextPiece));
+  keep(kBufTextOrder, "text.piece_order", CheckedSize(tc.pieces) * sizeof(uint32_t));
   keep(kBufTextBatchViews, "text.batch_views", CheckedSize(tc.batch) * sizeof(std::string_view));
   keep(kBufTextSourceIds, "text.source_ids", CheckedSize(tc.source_tokens) * i32);
   keep(kBufTextTokenSpans, "text.token_spans", tc.text_bytes ? (S + T + 1) * span : CheckedSize(0));

@@ -50,7 +50,8 @@ enum BufferId : int {
   kBufStreamIds, kBufStreamText,
   kBufShortlistMarks, kBufShortlistBlocks, kBufShortlistColumns, kBufShortlistMasked, kBufTokenOrderRow,
   // text layer (text_translate.h): persistent across the translate calls of one text call
-  kBufTextSpans, kBufTextSentences, kBufTextOutput, kBufTextPieces, kBufTextBatchPieces, kBufTextBatchViews,
+  kBufTextSpans, kBufTextSentences, kBufTextOutput, kBufTextPieceOutput, kBufTextPieces, kBufTextAllPieces,
+  kBufTextOrder, kBufTextBatchViews,
   kBufTextSourceIds, kBufTextTokenSpans, kBufTextDecode,
   kBufTextPlain, kBufTextHtml, kBufTextMarkup, kBufTextSegments, kBufTextTokens, kBufTextPairs, kBufTextRenderScratch,
   kNumBuffers

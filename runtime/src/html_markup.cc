@@ -10,8 +10,6 @@ namespace mtlite {
 namespace text {
 namespace {
 
-constexpr uint32_t kNone = 0xffffffffu;
-
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
@@ -654,6 +652,12 @@ class Placer {
     return Min(x.target.end + (p - x.source.end), limit);
   }
 
+  // How far a position keeps its distance from a token across whitespace: the source between
+  // them, [lo, hi), must be all whitespace; at most the target's whitespace there (target_space).
+  uint32_t SpaceShift(uint32_t lo, uint32_t hi, uint32_t target_space) const {
+    return TrailingSpace(src_, lo, hi) == hi - lo ? Min(hi - lo, target_space) : 0;
+  }
+
   bool Identical(const AlignedToken& t) const {
     return t.target.size() == t.source.size() &&
            std::memcmp(tgt_.data() + t.target.begin, src_.data() + t.source.begin, t.source.size()) == 0;
@@ -680,8 +684,7 @@ class Placer {
     }
     if (follow >= 0) {
       const AlignedToken& a = tok_[follow];
-      const uint32_t d = Min(TrailingSpace(src_, p, a.source.begin), TrailingSpace(tgt_, x.target.begin, a.target.begin));
-      return a.target.begin - d;
+      return a.target.begin - SpaceShift(p, a.source.begin, TrailingSpace(tgt_, x.target.begin, a.target.begin));
     }
     return last_end;
   }
@@ -707,14 +710,14 @@ class Placer {
     if (lo > f.source.begin) {
       if (Identical(f)) a += lo - f.source.begin;
     } else if (lo < f.source.begin) {
-      a -= Min(TrailingSpace(src_, lo, f.source.begin), TrailingSpace(tgt_, x.target.begin, f.target.begin));
+      a -= SpaceShift(lo, f.source.begin, TrailingSpace(tgt_, x.target.begin, f.target.begin));
     }
     const AlignedToken& l = tok_[last];
     uint32_t b = l.target.end;
     if (hi < l.source.end) {
       if (Identical(l)) b = l.target.begin + (hi - l.source.begin);
     } else if (hi > l.source.end) {
-      b += Min(LeadingSpace(src_, l.source.end, hi), LeadingSpace(tgt_, l.target.end, x.target.end));
+      b += SpaceShift(l.source.end, hi, LeadingSpace(tgt_, l.target.end, x.target.end));
     }
     *a_out = a;
     *b_out = Max(a, b);

@@ -513,11 +513,10 @@ bool LowerFirst(char* buf, size_t len) {
   return false;
 }
 
-// Looks up the abbreviation that ends the word `words[nw - 1]` (its final '.' removed: [b, e)),
+// Looks up the abbreviation that ends the word `words[nw - 1]` (its final '.' removed: up to e),
 // joined with up to two preceding words of the sentence that end with '.' ("z." + "B" -> "z.B").
 // Longest match first.
-const Abbrev* FindAbbrev(const Text& t, const SplitterLanguage& lang, const WordRef* words, size_t nw, size_t b,
-                         size_t e) {
+const Abbrev* FindAbbrev(const Text& t, const SplitterLanguage& lang, const WordRef* words, size_t nw, size_t e) {
   for (size_t parts = nw < 3 ? nw : 3; parts >= 1; --parts) {
     char buf[kMaxKey];
     size_t len = 0;
@@ -594,7 +593,7 @@ bool IsBoundary(const Text& t, const SplitterLanguage& lang, const WordRef* word
   StripPunct(t, &b, &be);
   if (b >= be) return true;
   if (be == tb) {  // no closer between the word and its '.' ("stop". is a sentence end)
-    if (const Abbrev* a = FindAbbrev(t, lang, words, nw, w.b, tb)) {
+    if (const Abbrev* a = FindAbbrev(t, lang, words, nw, tb)) {
       if (a->cls == kAlways) return false;
       if (a->cls == kNumeric) return start != Start::kDigit;
       return true;

@@ -110,6 +110,7 @@ TextCapacities TextCapacitiesFor(const TranslatorLimits& lim) {
   const size_t n = size_t(lim.max_text_bytes);
   c.text_bytes = n;
   c.sentences = n / 4 + 16;
+  c.pieces = c.sentences + n / 64 + 16;  // a call with more (a tiny max_length_break) runs in parts
   c.output_bytes = 4 * n + 4096;
   c.piece_bytes = size_t(std::max(lim.max_input_bytes, 1));
   c.batch = size_t(std::max(lim.max_batch, 1));
@@ -130,8 +131,10 @@ void TextLayer::Bind(const ArenaPlan& plan, uint8_t* a, const TranslatorLimits& 
   spans_ = plan.Get<text::ByteSpan>(a, kBufTextSpans);
   sentences_ = plan.Get<TextSentenceView>(a, kBufTextSentences);
   output_ = plan.Get<char>(a, kBufTextOutput);
+  piece_out_ = plan.Get<char>(a, kBufTextPieceOutput);
   piece_text_ = plan.Get<char>(a, kBufTextPieces);
-  batch_pieces_ = plan.Get<TextPiece>(a, kBufTextBatchPieces);
+  pieces_ = plan.Get<TextPiece>(a, kBufTextAllPieces);
+  order_ = plan.Get<uint32_t>(a, kBufTextOrder);
   batch_views_ = plan.Get<std::string_view>(a, kBufTextBatchViews);
   ids_ = plan.Get<int32_t>(a, kBufTextSourceIds);
   token_spans_ = plan.Get<text::ByteSpan>(a, kBufTextTokenSpans);
@@ -156,28 +159,30 @@ Status TextLayer::Append(std::string_view bytes) {
   return Status::Ok();
 }
 
-void TextLayer::Push(std::string_view src, const TextPiece& piece) {
-  const size_t j = num_batch_++;
-  batch_pieces_[j] = piece;
+std::string_view TextLayer::View(std::string_view src, const TextPiece& piece, size_t slot) {
   std::string_view v = src.substr(piece.span.begin, piece.span.size());
   bool soft = false;
   for (char c : v) soft = soft || IsSoftSpace(c);
-  if (soft) {  // line breaks and tabs as spaces, byte for byte (v fits: pieces are <= max_input_bytes)
-    char* dst = piece_text_ + j * cap_.piece_bytes;
-    for (size_t i = 0; i < v.size(); ++i) dst[i] = IsSoftSpace(v[i]) ? ' ' : v[i];
-    v = std::string_view(dst, v.size());
-  }
-  batch_views_[j] = v;
+  if (!soft) return v;
+  // line breaks and tabs as spaces, byte for byte (v fits: pieces are <= max_input_bytes)
+  char* dst = piece_text_ + slot * cap_.piece_bytes;
+  for (size_t i = 0; i < v.size(); ++i) dst[i] = IsSoftSpace(v[i]) ? ' ' : v[i];
+  return std::string_view(dst, v.size());
+}
+
+Status TextLayer::AddPiece(TranslatorImpl* tr, std::string_view src, const TextPiece& piece) {
+  if (num_pieces_ == cap_.pieces)  // full: translate and place what is there first (the pieces of
+    if (Status s = ProcessPieces(tr, src); !s.ok()) return s;  // a sentence's end are always kept)
+  pieces_[num_pieces_++] = piece;
+  return Status::Ok();
 }
 
 // Cuts sentence `index` into pieces the translator takes (at most max_input_bytes bytes, at most
-// max_tokens source tokens) and queues them, translating full batches as it goes.
+// max_tokens source tokens) and adds them, with their token counts (the batches' sort key).
 Status TextLayer::CutSentence(TranslatorImpl* tr, std::string_view src, uint32_t index, int max_tokens) {
   const text::ByteSpan sent = spans_[index];
   const SpmTokenizer& tok = tr->source_tokenizer();
   const VocabView& vocab = tr->model_data().source_vocab;
-  size_t b = sent.begin;
-  bool first = true;
   auto trim = [&](size_t* lo, size_t* hi) {
     while (*lo < *hi && IsAsciiSpace(src[*lo])) ++*lo;
     while (*hi > *lo && IsAsciiSpace(src[*hi - 1])) --*hi;
@@ -188,10 +193,20 @@ Status TextLayer::CutSentence(TranslatorImpl* tr, std::string_view src, uint32_t
     for (size_t k = hi; k > lo + 1; --k)
       if (IsAsciiSpace(src[k - 1])) return k;
     size_t k = hi;
-    while (k > lo + 1 && (static_cast<unsigned char>(src[k]) & 0xC0) == 0x80) --k;
+    while (k > lo + 1 && k < src.size() && (static_cast<unsigned char>(src[k]) & 0xC0) == 0x80) --k;
     return k;
   };
-  size_t end = sent.end;
+  bool added = false;
+  auto add = [&](size_t b, size_t e, int tokens) -> Status {
+    TextPiece p;
+    p.sentence = index;
+    p.span = {uint32_t(b), uint32_t(e)};
+    p.tokens = uint32_t(std::max(tokens, 0));
+    p.first = !added;
+    added = true;
+    return AddPiece(tr, src, p);
+  };
+  size_t b = sent.begin, end = sent.end;
   while (b < sent.end) {
     size_t e = end;
     if (e - b > max_input_bytes_) e = cut_at(b, b + max_input_bytes_);
@@ -202,81 +217,60 @@ Status TextLayer::CutSentence(TranslatorImpl* tr, std::string_view src, uint32_t
       end = sent.end;
       continue;
     }
-    // Count its tokens in the next batch slot's text (line breaks as spaces).
-    TextPiece probe{index, {uint32_t(lo), uint32_t(hi)}, first, false};
-    const size_t slot = num_batch_;
-    Push(src, probe);
-    --num_batch_;
-    const std::string_view view = batch_views_[slot];
+    TextPiece probe;
+    probe.span = {uint32_t(lo), uint32_t(hi)};
+    const std::string_view view = View(src, probe, 0);
     int n = 0;
     Status s = tok.Encode(view, tr->tokenizer_workspace(), tr->tokenizer_workspace_bytes(), ids_,
                           int(cap_.source_tokens), &n);
     if (s.code() == StatusCode::kOutOfRange && hi - lo > 1) {  // too many tokens to count: halve it
-      const size_t mid = cut_at(lo, lo + (hi - lo) / 2);
-      end = mid > lo ? mid : hi;
-      if (end == e) end = lo + (hi - lo) / 2 + 1;
+      size_t mid = cut_at(lo, lo + (hi - lo) / 2);
+      if (mid >= e) mid = lo + (hi - lo) / 2;
+      end = std::max(mid, lo + 1);
       continue;
     }
     if (!s.ok() || n <= max_tokens) {  // one piece (an error is the translator's to report)
-      TextPiece p{index, {uint32_t(lo), uint32_t(hi)}, first, false};
-      first = false;
-      b = e;
-      end = sent.end;
-      p.last = b >= sent.end;
-      if (p.last) {  // nothing but whitespace may follow
-        size_t rest_lo = b, rest_hi = sent.end;
-        trim(&rest_lo, &rest_hi);
-        p.last = rest_lo >= rest_hi;
-      }
-      Push(src, p);
-      if (num_batch_ == size_t(batch_))
-        if (Status f = Flush(tr, src, opt_, cap_.markup_items && pairs_ && html_); !f.ok()) return f;
-      continue;
-    }
-    // More than max_tokens: pieces of at most max_tokens tokens, cut before a token that starts a
-    // word where there is one in the second half of the window.
-    SourceTokenSpans(vocab, view, ids_, n, token_spans_);
-    int k = 0;
-    while (k < n) {
-      int stop = std::min(n, k + max_tokens);
-      if (stop < n) {
-        for (int c = stop; c > k + max_tokens / 2; --c) {
-          const uint32_t at = token_spans_[c].begin;
-          if (at > 0 && IsAsciiSpace(view[at - 1])) {
-            stop = c;
-            break;
+      if (Status a = add(lo, hi, s.ok() ? n : 0); !a.ok()) return a;
+    } else {
+      // More than max_tokens: pieces of at most max_tokens tokens, cut before a token that starts
+      // a word where there is one in the second half of the window.
+      SourceTokenSpans(vocab, view, ids_, n, token_spans_);
+      int k = 0;
+      while (k < n) {
+        int stop = std::min(n, k + max_tokens);
+        if (stop < n) {
+          for (int c = stop; c > k + max_tokens / 2; --c) {
+            const uint32_t at = token_spans_[c].begin;
+            if (at > 0 && IsAsciiSpace(view[at - 1])) {
+              stop = c;
+              break;
+            }
           }
         }
+        size_t pb = k == 0 ? lo : lo + token_spans_[k].begin;
+        size_t pe = stop == n ? hi : lo + token_spans_[stop].begin;
+        trim(&pb, &pe);
+        const int count = stop - k;
+        k = stop;
+        if (pb < pe)
+          if (Status a = add(pb, pe, count); !a.ok()) return a;
       }
-      size_t pb = lo + token_spans_[k].begin, pe = lo + token_spans_[stop - 1].end;
-      if (stop == n) pe = hi;
-      if (k == 0) pb = lo;
-      trim(&pb, &pe);
-      k = stop;
-      if (pb >= pe) continue;
-      TextPiece p{index, {uint32_t(pb), uint32_t(pe)}, first, false};
-      first = false;
-      p.last = k >= n && e >= sent.end;
-      Push(src, p);
-      if (num_batch_ == size_t(batch_))
-        if (Status f = Flush(tr, src, opt_, cap_.markup_items && pairs_ && html_); !f.ok()) return f;
     }
     b = e;
     end = sent.end;
   }
-  if (first) {  // nothing to translate (cannot happen for a span the splitter gave): keep it as it is
-    TextPiece p{index, sent, true, true};
-    Push(src, p);
-    if (num_batch_ == size_t(batch_))
-      if (Status f = Flush(tr, src, opt_, cap_.markup_items && pairs_ && html_); !f.ok()) return f;
+  if (!added) {  // nothing to translate (the splitter gives no such span): keep it as it is
+    if (Status a = add(sent.begin, sent.end, 0); !a.ok()) return a;
   }
+  pieces_[num_pieces_ - 1].last = true;  // the sentence's last piece (AddPiece keeps it here)
   return Status::Ok();
 }
 
-Status TextLayer::AlignPiece(TranslatorImpl* tr, std::string_view /*src*/, const TextPiece& piece,
-                             const HypothesisView& hyp, uint32_t target_begin) {
+Status TextLayer::AlignPiece(TranslatorImpl* tr, std::string_view view, TextPiece* piece,
+                             const HypothesisView& hyp) {
+  piece->first_token = uint32_t(num_tokens_);
+  piece->num_tokens = 0;
   if (!hyp.alignment || hyp.num_ids == 0) return Status::Ok();
-  const std::string_view view = batch_views_[&piece - batch_pieces_];
   int ns = 0;
   Status s = tr->source_tokenizer().Encode(view, tr->tokenizer_workspace(), tr->tokenizer_workspace_bytes(), ids_,
                                            int(cap_.source_tokens), &ns);
@@ -306,21 +300,118 @@ Status TextLayer::AlignPiece(TranslatorImpl* tr, std::string_view /*src*/, const
     for (int j = 0; j < ns; ++j)
       if (best < 0 || row[j] > row[best]) best = j;
     text::AlignedToken& a = tokens_[num_tokens_++];
-    a.target = {target_begin + tgt_spans[t].begin, target_begin + tgt_spans[t].end};
+    a.target = tgt_spans[t];  // relative to the piece's translation until it is placed
     if (best >= 0) {
-      a.source = {piece.span.begin + src_spans[best].begin, piece.span.begin + src_spans[best].end};
+      a.source = {piece->span.begin + src_spans[best].begin, piece->span.begin + src_spans[best].end};
     } else {
-      a.source = {piece.span.begin, piece.span.begin};
+      a.source = {piece->span.begin, piece->span.begin};
     }
   }
+  piece->num_tokens = uint32_t(hyp.num_ids);
   return Status::Ok();
 }
 
-void TextLayer::EndSentence(std::string_view src, uint32_t index) {
+void TextLayer::RecordError(const TextPiece& p, const Status& s) {
+  if (first_error_len_ && p.sentence >= first_error_sentence_) return;
+  std::string msg = s.message();
+  if (msg.compare(0, 12, "sentence 0: ") == 0) msg.erase(0, 12);
+  msg = "sentence " + std::to_string(p.sentence + 1) + ": " + StatusCodeName(s.code()) + ": " + msg;
+  first_error_len_ = std::min(msg.size(), sizeof first_error_ - 1);
+  std::memcpy(first_error_, msg.data(), first_error_len_);
+  first_error_sentence_ = p.sentence;
+}
+
+// Translates the pieces added so far: in batches of max_batch pieces of similar length (sorted by
+// source tokens, ties by position; with markup in text order, which keeps the aligned tokens in
+// order), each translation kept in piece_out_; then puts them in place, in text order.
+Status TextLayer::ProcessPieces(TranslatorImpl* tr, std::string_view src) {
+  const size_t np = num_pieces_;
+  if (np == 0) return Status::Ok();
+  for (size_t i = 0; i < np; ++i) order_[i] = uint32_t(i);
+  if (!html_)  // std::sort: in place, no allocation (std::stable_sort may allocate)
+    std::sort(order_, order_ + np, [this](uint32_t x, uint32_t y) {
+      return pieces_[x].tokens != pieces_[y].tokens ? pieces_[x].tokens < pieces_[y].tokens : x < y;
+    });
+  size_t piece_out_len = 0;
+  for (size_t k0 = 0; k0 < np; k0 += size_t(batch_)) {
+    const size_t n = std::min(np - k0, size_t(batch_));
+    for (size_t j = 0; j < n; ++j) batch_views_[j] = View(src, pieces_[order_[k0 + j]], j);
+    const SentenceResultView* res = nullptr;
+    const Status s = tr->Run(batch_views_, nullptr, nullptr, n, opt_, &res);
+    for (size_t j = 0; j < n; ++j) {
+      TextPiece& p = pieces_[order_[k0 + j]];
+      // A failed batch: every piece again alone, so that one bad piece costs only itself.
+      Status sj = s;
+      const SentenceResultView* r = s.ok() ? &res[j] : nullptr;
+      if (!s.ok() && n > 1) {
+        sj = tr->Run(&batch_views_[j], nullptr, nullptr, 1, opt_, &res);
+        r = sj.ok() ? &res[0] : nullptr;
+      }
+      p.first_token = uint32_t(num_tokens_);
+      p.num_tokens = 0;
+      if (!sj.ok() || !r || r->num_hypotheses < 1) {
+        p.status = sj.ok() ? StatusCode::kInternal : sj.code();
+        RecordError(p, sj.ok() ? Status(StatusCode::kInternal, "no hypothesis") : sj);
+        continue;
+      }
+      const HypothesisView& h = r->hypotheses[0];
+      if (h.text.size() > cap_.output_bytes - piece_out_len)
+        return Err(StatusCode::kOutOfRange, "the translated text exceeds the text layer's output buffer of " +
+                                                std::to_string(cap_.output_bytes) +
+                                                " bytes (4 x TranslatorLimits.max_text_bytes + 4096)");
+      std::memcpy(piece_out_ + piece_out_len, h.text.data(), h.text.size());
+      p.out_begin = uint32_t(piece_out_len);
+      p.out_len = uint32_t(h.text.size());
+      piece_out_len += h.text.size();
+      p.status = StatusCode::kOk;
+      p.score = h.score;
+      if (html_)
+        if (Status a = AlignPiece(tr, batch_views_[j], &p, h); !a.ok()) return a;
+    }
+  }
+  // In text order: the gap before a sentence, its pieces (the source's whitespace between two
+  // pieces, or a space where a word was cut), the gap after the last sentence comes at the end.
+  for (size_t i = 0; i < np; ++i) {
+    TextPiece& p = pieces_[i];
+    TextSentenceView& sv = sentences_[p.sentence];
+    if (p.first) {
+      if (Status a = Append(src.substr(gap_from_, sv.source_begin - gap_from_)); !a.ok()) return a;
+      sv.target_begin = uint32_t(out_len_);
+      sv.pieces = 0;
+      if (html_) pairs_[p.sentence].first_token = p.first_token;
+    } else {
+      std::string_view between = src.substr(piece_end_, p.span.begin - piece_end_);
+      if (between.empty() && out_len_ > sv.target_begin) between = " ";
+      if (Status a = Append(between); !a.ok()) return a;
+    }
+    ++sv.pieces;
+    const uint32_t target_begin = uint32_t(out_len_);
+    if (p.status == StatusCode::kOk) {
+      if (Status a = Append(std::string_view(piece_out_ + p.out_begin, p.out_len)); !a.ok()) return a;
+      sv.score += p.score;
+      for (uint32_t t = p.first_token; t < p.first_token + p.num_tokens; ++t) {
+        tokens_[t].target.begin += target_begin;
+        tokens_[t].target.end += target_begin;
+      }
+    } else {  // kept as it was, and reported
+      if (Status a = Append(src.substr(p.span.begin, p.span.size())); !a.ok()) return a;
+      if (sv.status == StatusCode::kOk) {
+        sv.status = p.status;
+        ++failed_;
+      }
+    }
+    piece_end_ = p.span.end;
+    if (p.last) EndSentence(src, p.sentence, p.first_token + p.num_tokens);
+  }
+  num_pieces_ = 0;
+  return Status::Ok();
+}
+
+void TextLayer::EndSentence(std::string_view src, uint32_t index, uint32_t tokens_end) {
   TextSentenceView& sv = sentences_[index];
   sv.target_end = uint32_t(out_len_);
   gap_from_ = sv.source_end;
-  if (html_) pairs_[index].num_tokens = uint32_t(num_tokens_) - pairs_[index].first_token;
+  if (html_) pairs_[index].num_tokens = tokens_end - pairs_[index].first_token;
   if (on_sentence_) {
     TextSentenceEvent e;
     e.index = index;
@@ -329,60 +420,6 @@ void TextLayer::EndSentence(std::string_view src, uint32_t index) {
     e.target = std::string_view(output_ + sv.target_begin, sv.target_end - sv.target_begin);
     on_sentence_(e, on_sentence_user_);
   }
-}
-
-Status TextLayer::Flush(TranslatorImpl* tr, std::string_view src, const TranslateOptions& opt, bool markup) {
-  const size_t n = num_batch_;
-  if (n == 0) return Status::Ok();
-  num_batch_ = 0;
-  const SentenceResultView* res = nullptr;
-  const Status s = tr->Run(batch_views_, nullptr, nullptr, n, opt, &res);
-  for (size_t j = 0; j < n; ++j) {
-    const TextPiece& p = batch_pieces_[j];
-    TextSentenceView& sv = sentences_[p.sentence];
-    // A failed batch: every piece again alone, so that one bad piece costs only itself.
-    Status sj = s;
-    const SentenceResultView* r = s.ok() ? &res[j] : nullptr;
-    if (!s.ok() && n > 1) {
-      sj = tr->Run(&batch_views_[j], nullptr, nullptr, 1, opt, &res);
-      r = sj.ok() ? &res[0] : nullptr;
-    }
-    if (p.first) {
-      if (Status a = Append(src.substr(gap_from_, sv.source_begin - gap_from_)); !a.ok()) return a;
-      sv.target_begin = uint32_t(out_len_);
-      sv.pieces = 0;
-      if (markup) pairs_[p.sentence].first_token = uint32_t(num_tokens_);
-    } else {  // the source's whitespace between two pieces, or a space where a word was cut
-      std::string_view between = src.substr(piece_end_, p.span.begin - piece_end_);
-      if (between.empty() && out_len_ > sv.target_begin) between = " ";
-      if (Status a = Append(between); !a.ok()) return a;
-    }
-    ++sv.pieces;
-    const uint32_t target_begin = uint32_t(out_len_);
-    if (sj.ok() && r && r->num_hypotheses > 0) {
-      const HypothesisView& h = r->hypotheses[0];
-      if (Status a = Append(h.text); !a.ok()) return a;
-      sv.score += h.score;
-      if (markup)
-        if (Status a = AlignPiece(tr, src, p, h, target_begin); !a.ok()) return a;
-    } else {  // kept as it was, and reported
-      if (Status a = Append(src.substr(p.span.begin, p.span.size())); !a.ok()) return a;
-      if (sv.status == StatusCode::kOk) {
-        sv.status = sj.ok() ? StatusCode::kInternal : sj.code();
-        ++failed_;
-        if (!first_error_len_) {
-          std::string msg = sj.message();
-          if (msg.compare(0, 12, "sentence 0: ") == 0) msg.erase(0, 12);
-          msg = "sentence " + std::to_string(p.sentence + 1) + ": " + StatusCodeName(sj.code()) + ": " + msg;
-          first_error_len_ = std::min(msg.size(), sizeof first_error_ - 1);
-          std::memcpy(first_error_, msg.data(), first_error_len_);
-        }
-      }
-    }
-    piece_end_ = p.span.end;
-    if (p.last) EndSentence(src, p.sentence);
-  }
-  return Status::Ok();
 }
 
 Status TextLayer::Run(TranslatorImpl* tr, std::string_view text, const TextOptions& to,
@@ -401,17 +438,16 @@ Status TextLayer::Run(TranslatorImpl* tr, std::string_view text, const TextOptio
   if (to.html && !cap_.markup_items)
     return Err(StatusCode::kInvalidArgument,
                "html needs a translator created with alignments (TranslatorLimits.alignments)");
-  if (options.n_best != 1 && options.n_best > options.beam_size)
-    return Err(StatusCode::kInvalidArgument, "n_best must be 1 for a text call");
   opt_ = options;
   opt_.n_best = 1;
   opt_.return_alignments = to.html;
   html_ = to.html;
   on_sentence_ = on_sentence;
   on_sentence_user_ = on_sentence_user;
-  out_len_ = num_tokens_ = gap_from_ = piece_end_ = num_batch_ = 0;
+  out_len_ = num_tokens_ = gap_from_ = piece_end_ = num_pieces_ = 0;
   failed_ = 0;
   first_error_len_ = 0;
+  first_error_sentence_ = 0;
   result_ = TextResultView();
 
   std::string_view src = text;
@@ -461,11 +497,11 @@ Status TextLayer::Run(TranslatorImpl* tr, std::string_view text, const TextOptio
     }
   }
   const int S = tr->dims().S;
-  max_tokens_ = std::min(to.max_length_break, S - 1);
-  if (max_tokens_ < 1) return Err(StatusCode::kInvalidArgument, "max_source_tokens must be >= 2 for a text call");
+  const int max_tokens = std::min(to.max_length_break, S - 1);
+  if (max_tokens < 1) return Err(StatusCode::kInvalidArgument, "max_source_tokens must be >= 2 for a text call");
   for (size_t i = 0; i < ns; ++i)
-    if (Status s = CutSentence(tr, src, uint32_t(i), max_tokens_); !s.ok()) return s;
-  if (Status s = Flush(tr, src, opt_, to.html); !s.ok()) return s;
+    if (Status s = CutSentence(tr, src, uint32_t(i), max_tokens); !s.ok()) return s;
+  if (Status s = ProcessPieces(tr, src); !s.ok()) return s;
   if (Status s = Append(src.substr(gap_from_)); !s.ok()) return s;
 
   result_.sentences = sentences_;

@@ -38,6 +38,7 @@ struct TextCapacities {
   size_t output_bytes = 0;  // translated text (plain; with markup: the HTML)
   size_t piece_bytes = 0;   // per batch slot: a piece with its line breaks made spaces
   size_t batch = 0;         // pieces per translate call (max_batch)
+  size_t pieces = 0;        // pieces translated (sorted by length) at a time
   size_t source_tokens = 0; // one piece's source ids
   // HTML (reserved only with TranslatorLimits::alignments, which it needs)
   size_t markup_items = 0, segments = 0, tokens = 0, render_scratch = 0;
@@ -48,7 +49,12 @@ TextCapacities TextCapacitiesFor(const TranslatorLimits& limits);
 struct TextPiece {
   uint32_t sentence = 0;  // index into the call's sentences
   text::ByteSpan span;    // in the source (plain) text
-  bool first = true, last = true;  // first / last piece of its sentence
+  uint32_t tokens = 0;    // source tokens (the batches' sort key)
+  uint32_t out_begin = 0, out_len = 0;        // its translation in the pieces' output
+  uint32_t first_token = 0, num_tokens = 0;   // html: its aligned target tokens
+  float score = 0;
+  StatusCode status = StatusCode::kOk;
+  bool first = true, last = false;  // first / last piece of its sentence
 };
 
 class TextLayer {
@@ -61,12 +67,13 @@ class TextLayer {
 
  private:
   Status CutSentence(TranslatorImpl* tr, std::string_view src, uint32_t index, int max_tokens);
-  Status Flush(TranslatorImpl* tr, std::string_view src, const TranslateOptions& opt, bool markup);
+  Status AddPiece(TranslatorImpl* tr, std::string_view src, const TextPiece& piece);
+  Status ProcessPieces(TranslatorImpl* tr, std::string_view src);
+  std::string_view View(std::string_view src, const TextPiece& piece, size_t slot);
   Status Append(std::string_view bytes);
-  void EndSentence(std::string_view src, uint32_t index);
-  void Push(std::string_view src, const TextPiece& piece);
-  Status AlignPiece(TranslatorImpl* tr, std::string_view src, const TextPiece& piece, const HypothesisView& hyp,
-                    uint32_t target_begin);
+  void EndSentence(std::string_view src, uint32_t index, uint32_t tokens_end);
+  Status AlignPiece(TranslatorImpl* tr, std::string_view view, TextPiece* piece, const HypothesisView& hyp);
+  void RecordError(const TextPiece& piece, const Status& s);
 
   TextCapacities cap_;
   size_t max_input_bytes_ = 0;
@@ -75,31 +82,32 @@ class TextLayer {
   text::ByteSpan* spans_ = nullptr;
   TextSentenceView* sentences_ = nullptr;
   char* output_ = nullptr;          // plain mode: the result; markup: the target text content
+  char* piece_out_ = nullptr;       // the pieces' translations, in the order translated
   char* html_out_ = nullptr;        // markup: the result
   char* plain_ = nullptr;           // markup: the source text content
   char* piece_text_ = nullptr;      // [batch][piece_bytes]
+  TextPiece* pieces_ = nullptr;     // [pieces]
+  uint32_t* order_ = nullptr;       // [pieces]
+  std::string_view* batch_views_ = nullptr;  // [batch]
   text::MarkupItem* items_ = nullptr;
   text::ByteSpan* segments_ = nullptr;
   text::AlignedToken* tokens_ = nullptr;
   text::SentencePair* pairs_ = nullptr;
   uint8_t* render_scratch_ = nullptr;
-  int32_t* ids_ = nullptr;          // one piece's source ids
-  text::ByteSpan* token_spans_ = nullptr;  // one piece's source (or target) token spans
+  int32_t* ids_ = nullptr;                 // one piece's source ids
+  text::ByteSpan* token_spans_ = nullptr;  // one piece's source, then target, token spans
+  char* decode_scratch_ = nullptr;         // one hypothesis' text, decoded token by token
+  size_t decode_cap_ = 0;
 
   // state of one call
-  size_t out_len_ = 0, num_tokens_ = 0, gap_from_ = 0, piece_end_ = 0;
   TranslateOptions opt_;
-  int max_tokens_ = 1;
   bool html_ = false;
-  TextPiece* batch_pieces_ = nullptr;   // [batch]
-  std::string_view* batch_views_ = nullptr;  // [batch]
-  char* decode_scratch_ = nullptr;      // one hypothesis' text, decoded token by token
-  size_t decode_cap_ = 0;
-  size_t num_batch_ = 0;
+  size_t num_pieces_ = 0, out_len_ = 0, num_tokens_ = 0, gap_from_ = 0, piece_end_ = 0;
   TextResultView result_;
   size_t failed_ = 0;
   char first_error_[256] = {};
   size_t first_error_len_ = 0;
+  uint32_t first_error_sentence_ = 0;
   TextSentenceCallback on_sentence_ = nullptr;
   void* on_sentence_user_ = nullptr;
 };

@@ -16,7 +16,7 @@ export async function translateOne(bytes: Uint8Array, text: string): Promise<str
     const ms: number = p.wallNs / 1e6;
     return `${h.text} ${h.score ?? 0} ${h.alignment?.length ?? 0} ${ms} ${model.config.dModel} ${mt.kernelTable}`;
   } catch (e) {
-    if (e instanceof MtliteError) return `${e.code} ${e.status} ${e.reason}`;
+    if (e instanceof MtliteError) return e.code === 'BUSY' ? 'busy' : `${e.code} ${e.status} ${e.reason}`;
     throw e;
   } finally {
     tr.dispose();

@@ -2,13 +2,15 @@
 // which the module exports as it is (cmake/wasm.cmake lists the functions):
 //   mtlite_web_alloc / _free     64-byte aligned memory for the model bytes, its storage, the arena
 //                                and the input texts (the runtime itself allocates nothing more)
-//   mtlite_web_model_info        the config numbers the JavaScript side needs (limits, defaults)
+//   mtlite_web_model_info        the config numbers the JavaScript side needs (limits, defaults), or
+//                                the loader's message when the model is bad
 //   mtlite_web_translate         mtlite_translate with the options as arguments, and token streaming
 //                                to the JavaScript import mtlite.stream_event
 // web/mtlite.js reads and writes the C API's structs at the offsets checked below.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "mtlite/mtlite.h"
@@ -16,8 +18,9 @@
 
 // The offsets web/mtlite.js uses (wasm32: 4-byte pointers and size_t, 8-byte aligned uint64_t).
 static_assert(sizeof(void*) == 4 && sizeof(size_t) == 4, "wasm32");
-static_assert(sizeof(mtlite_limits) == 40 && offsetof(mtlite_limits, max_input_bytes) == 20 &&
-                  offsetof(mtlite_limits, alignments) == 24 && offsetof(mtlite_limits, profiling) == 32,
+static_assert(sizeof(mtlite_limits) == 44 && offsetof(mtlite_limits, max_input_bytes) == 20 &&
+                  offsetof(mtlite_limits, alignments) == 24 && offsetof(mtlite_limits, profiling) == 32 &&
+                  offsetof(mtlite_limits, max_text_bytes) == 40,
               "web/mtlite.js: LIMITS");
 static_assert(sizeof(mtlite_hypothesis) == 28 && offsetof(mtlite_hypothesis, text) == 8 &&
                   offsetof(mtlite_hypothesis, score) == 16 && offsetof(mtlite_hypothesis, alignment) == 20 &&
@@ -48,10 +51,21 @@ void* mtlite_web_alloc(size_t bytes) { return std::aligned_alloc(64, (bytes + 63
 void mtlite_web_free(void* p) { std::free(p); }
 
 // out[0..8): positions_stored, max_positions, default_beam, default_max_length, source_vocab_size,
-// target_vocab_size, has_shortlist, d_model. data: 64-byte aligned.
-mtlite_status mtlite_web_model_info(const void* data, size_t size, int32_t* out) {
+// target_vocab_size, has_shortlist, d_model. data: 64-byte aligned. On failure, the loader's message
+// (what is wrong with the model) goes to error[0, error_bytes), NUL-terminated and cut to fit: the
+// runtime's mtlite_last_error() is set by its C API only, not by this C++ call.
+mtlite_status mtlite_web_model_info(const void* data, size_t size, int32_t* out, char* error, size_t error_bytes) {
+  if (error_bytes > 0) error[0] = '\0';
   auto model = mtlite::Model::FromBuffer(data, size);
-  if (!model.ok()) return static_cast<mtlite_status>(model.status().code());
+  if (!model.ok()) {
+    const mtlite::Status& s = model.status();
+    if (error_bytes > 0) {
+      const size_t n = s.message().size() < error_bytes - 1 ? s.message().size() : error_bytes - 1;
+      std::memcpy(error, s.message().data(), n);
+      error[n] = '\0';
+    }
+    return static_cast<mtlite_status>(s.code());
+  }
   const mtlite::ModelConfig& c = model.value()->config();
   const int32_t v[8] = {c.positions_stored ? 1 : 0, c.max_positions, c.default_beam, c.default_max_length,
                         c.source_vocab_size, c.target_vocab_size, model.value()->has_shortlist() ? 1 : 0,

@@ -76,6 +76,42 @@ TEST_P(TranslatorTest, ZeroHeapAllocationsDuringTranslate) {
   EXPECT_GE(g_allocs.load(), 1);
 }
 
+// The text layer: a paragraph and an HTML snippet, split, translated in batches and put back
+// together (and the markup re-inserted) inside the arena.
+TEST_P(TranslatorTest, ZeroHeapAllocationsDuringTranslateText) {
+  auto model = LoadOrDie(GetParam());
+  ASSERT_TRUE(model);
+  TranslatorLimits lim;
+  lim.max_batch = 2;
+  lim.max_target_tokens = 64;
+  lim.alignments = true;
+  lim.max_text_bytes = 4096;
+  auto tr = Translator::Create(model, lim);
+  ASSERT_TRUE(tr.ok()) << tr.status().ToString();
+  const std::string paragraph =
+      "A man is riding a bike. Two dogs play in the snow.\nThe woman, Dr. Smith, is reading a book. It is 3.5 m long!";
+  const std::string html =
+      "<p>A man is <b>riding</b> a bike.</p><ul><li>Two <i>dogs</i> play.</li><li>A <a href=\"x?a=1&amp;b\">woman</a>"
+      " reads.<br><img src=x></li></ul><script>var x = 1;</script><!-- c -->";
+  for (int run = 0; run < 2; ++run) {
+    TextOptions to;
+    to.html = run == 1;
+    const std::string& text = to.html ? html : paragraph;
+    TranslateOptions opt;
+    opt.max_length = 64;
+    const TextResultView* res = nullptr;
+    ASSERT_TRUE(tr.value()->TranslateText(text, to, opt, &res).ok());  // warm-up
+    g_allocs = 0;
+    g_counting = true;
+    const Status s = tr.value()->TranslateText(text, to, opt, &res);
+    g_counting = false;
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(g_allocs.load(), 0) << "heap allocations during TranslateText (html " << to.html << ")";
+    EXPECT_GE(res->num_sentences, 3u);
+    EXPECT_EQ(res->failed_sentences, 0u);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, TranslatorTest, ::testing::Values("int8", "fp32"));
 
 }  // namespace

@@ -301,9 +301,10 @@ class TextRunner {
     LineReader reader(a_.texts, out_);
     const bool wrapped = to_.split == SplitMode::kWrapped;
     const size_t max_text = size_t(a_.max_text_bytes);
-    // paragraph / sentence: windows of whole lines (64 x --batch at most); wrapped: blocks that
+    // paragraph / sentence: windows of --sort-window lines (default 64 x --batch; one line at a
+    // time with --batch 1), whose pieces are translated sorted by length; wrapped: blocks that
     // end at a blank line once half of --max-text-bytes is reached
-    const size_t max_lines = wrapped ? SIZE_MAX : size_t(std::max(64, 64 * a_.batch));
+    const size_t max_lines = wrapped ? SIZE_MAX : size_t(SortWindowLines(a_));
     std::string line;
     bool have = reader.Next(&line);
     while (have) {

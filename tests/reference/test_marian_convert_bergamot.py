@@ -78,7 +78,7 @@ class MarianConvertAgainstBergamot(unittest.TestCase):
         return out
 
     def mtlite(self, model, lines, beam=1, normalize=1.0):
-        r = subprocess.run([mtlite_bin(), "translate", "-m", model, "--beam", str(beam), "--batch", "16", "-q",
+        r = subprocess.run([mtlite_bin(), "translate", "-m", model, "--beam", str(beam), "--batch", "16", "-q", "--split", "none",
                             "--length-penalty", str(normalize), *MARIAN_CAP],
                            input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=900)
         self.assertEqual(r.returncode, 0, r.stderr)

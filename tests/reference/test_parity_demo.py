@@ -153,7 +153,7 @@ class DemoInt8Bleu(unittest.TestCase):
                 scores = {}
                 for q, model in (("fp32", fp32), ("int8", int8)):
                     t0 = time.time()
-                    out = pc.run_cli(["translate", "-m", model, "--batch", "16"],
+                    out = pc.run_cli(["translate", "-m", model, "--batch", "16", "--split", "none"],
                                      "".join(s + "\n" for s in src), f"{q} text {name}")
                     lines = out.split("\n")
                     if lines and lines[-1] == "":

@@ -96,7 +96,7 @@ class SsruAgainstBergamot(unittest.TestCase):
 
     def mtlite(self, lines, beam):
         """mtlite's translations, each capped at Marian's length."""
-        r = subprocess.run([mtlite_bin(), "translate", "-m", self.mtlite_model(), "--beam", str(beam), "--batch", "8",
+        r = subprocess.run([mtlite_bin(), "translate", "-m", self.mtlite_model(), "--beam", str(beam), "--batch", "8", "--split", "none",
                             "--max-length-ratio", "3", "--max-length-offset", "1", "--length-penalty", "1", "-q"],
                            input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=900)
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -479,6 +479,73 @@ Status ConvertMarianModel(const std::string& model_path, const ConvertOptions& o
   return Status::Ok();
 }
 
+namespace {
+
+// s is lo to hi lowercase ASCII letters.
+bool IsLowerCode(const std::string& s, size_t lo, size_t hi) {
+  if (s.size() < lo || s.size() > hi) return false;
+  for (char c : s)
+    if (c < 'a' || c > 'z') return false;
+  return true;
+}
+
+// The parts of s between the separators in seps.
+std::vector<std::string> SplitName(const std::string& s, const char* seps) {
+  std::vector<std::string> out(1);
+  for (char c : s) {
+    if (std::strchr(seps, c)) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+// The languages of the file (explicit options first, then the input's own, then its names).
+void ApplyLanguages(const std::string& input, const std::string& model_file, const ConvertOptions& o,
+                    ModelConfig* c) {
+  std::string src, tgt;
+  if ((c->source_lang.empty() || c->target_lang.empty()) &&
+      (LanguagesFromName(model_file, &src, &tgt) || LanguagesFromName(input, &src, &tgt))) {
+    if (c->source_lang.empty()) c->source_lang = src;
+    if (c->target_lang.empty()) c->target_lang = tgt;
+  }
+  if (!o.source_lang.empty()) c->source_lang = o.source_lang;
+  if (!o.target_lang.empty()) c->target_lang = o.target_lang;
+}
+
+}  // namespace
+
+bool LanguagesFromName(const std::string& path, std::string* source, std::string* target) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const size_t slash = p.find_last_of('/');
+  const std::string base = slash == std::string::npos ? p : p.substr(slash + 1);
+  // opus-mt-xx-yy: the last two parts of a name that starts with opus-mt
+  if (base.compare(0, 7, "opus-mt") == 0) {
+    const std::vector<std::string> parts = SplitName(base, "-_");
+    if (parts.size() >= 4 && IsLowerCode(parts[parts.size() - 2], 2, 3) && IsLowerCode(parts.back(), 2, 3)) {
+      *source = parts[parts.size() - 2];
+      *target = parts.back();
+      return true;
+    }
+    return false;
+  }
+  // Firefox Translations: a folder "enit", or a dotted part of four letters in a release file name
+  const std::vector<std::string> dotted = SplitName(base, ".");
+  const bool release_file = dotted.size() >= 3 && (dotted[0] == "model" || dotted[0] == "vocab" || dotted[0] == "lex" ||
+                                                   dotted[0] == "srcvocab" || dotted[0] == "trgvocab");
+  for (const std::string& d : release_file ? dotted : std::vector<std::string>{base}) {
+    if (d.size() == 4 && IsLowerCode(d, 4, 4)) {
+      *source = d.substr(0, 2);
+      *target = d.substr(2);
+      return true;
+    }
+  }
+  return false;
+}
+
 Status ConvertInput(const std::string& input, const ConvertOptions& options, AlignedBytes* out,
                     ConversionReport* report, ConvertInputs* inputs) {
   *inputs = ConvertInputs();
@@ -494,6 +561,7 @@ Status ConvertInput(const std::string& input, const ConvertOptions& options, Ali
     if (inputs->semantics == Semantics::kMarian) hook = HfToMarianSemantics;
     MTLITE_RETURN_IF_ERROR(ConvertHfDir(input, options.quantize, &spec, report, hook));
     spec.extra.push_back({"semantics", SemanticsName(inputs->semantics)});
+    ApplyLanguages(input, input, options, &spec.config);
     return SpecToBytes(spec, out, report);
   }
   if (!dir && !FileExists(input)) return Status(StatusCode::kIoError, input + ": no such file or directory");
@@ -503,6 +571,7 @@ Status ConvertInput(const std::string& input, const ConvertOptions& options, Ali
   DecoderOptions dec;
   if (!decoder.empty()) MTLITE_RETURN_IF_ERROR(ReadDecoderOptions(decoder, &dec));
   MTLITE_RETURN_IF_ERROR(ConvertMarianModel(model, o, &spec, report, inputs));
+  ApplyLanguages(input, model, options, &spec.config);
   if (!dec.file.empty()) {  // the release's decoding settings: default_beam and metadata
     inputs->decoder = dec;
     spec.config.default_beam = dec.beam_size;

@@ -40,7 +40,15 @@ struct ConvertOptions {
   Quantization quantize = Quantization::kInt8;
   std::vector<std::string> vocabs;  // --vocab files, in order
   Semantics semantics = Semantics::kDefault;
+  // The model's languages (--source-lang / --target-lang): written to the file's metadata; empty:
+  // what the input says (an HF tokenizer_config.json), else what its names say (LanguagesFromName).
+  std::string source_lang, target_lang;
 };
+
+// The language pair a release's names give: "opus-mt-en-de" (and "opus-mt-tc-big-en-de"), a
+// Firefox Translations folder "enit" or file "model.enit.intgemm.alphas.bin" / "vocab.enit.spm".
+// False when the name says nothing.
+bool LanguagesFromName(const std::string& path, std::string* source, std::string* target);
 
 // A release folder's decoder options (OPUS-MT's decoder.yml, a Firefox Translations config*.yml):
 // what the release translates with. Marian's defaults (marian-decoder's) where the file is silent.

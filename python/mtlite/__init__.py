@@ -323,7 +323,9 @@ class Translator:
     """Translates with one model and one arena.
 
     Args:
-        model_or_path: a Model, or the path of a `.mtlite` file (loaded here).
+        model_or_path: a Model, or the path of a `.mtlite` file (loaded here); or a list of two
+            (Models or paths): a chain through a pivot language (de-en, then en-fr), every call
+            going through both (the second model's max_input_bytes is what the first produces).
         threads: worker threads inside each translation (the runtime's thread pool).
         max_batch: sentences per runtime call; translate_batch() splits longer lists.
         max_beam, max_n_best: largest beam_size / n_best a call may ask for (n_best defaults
@@ -348,10 +350,19 @@ class Translator:
                  max_beam: int = 4, max_n_best: Optional[int] = None, max_source_tokens: int = 256,
                  max_target_tokens: int = 256, max_input_bytes: int = 16384, alignments: bool = False,
                  profiling: bool = False, profile_events: int = 0, max_text_bytes: int = 65536) -> None:
+        second: Optional[Model] = None
+        if isinstance(model_or_path, (list, tuple)):  # two models chained through a pivot language
+            if len(model_or_path) != 2:
+                raise InvalidArgumentError(f"a Translator takes one model or two (a pivot chain), not {len(model_or_path)}")
+            first, other = model_or_path
+            second = other if isinstance(other, Model) else Model(other)
+            model_or_path = first
         self._model = model_or_path if isinstance(model_or_path, Model) else Model(model_or_path)
+        self._second = second
         limits = _limits(max_batch, max_source_tokens, max_target_tokens, max_beam, max_n_best, max_input_bytes,
                          alignments, threads, profiling, profile_events, max_text_bytes)
-        self._impl = _mtlite._Translator(self._model._impl, limits)
+        self._impl = (_mtlite._Translator(self._model._impl, limits, second._impl) if second is not None
+                      else _mtlite._Translator(self._model._impl, limits))
         self._limits: Dict[str, Any] = self._impl.limits()
 
     @property

@@ -266,11 +266,14 @@ class PyModel {
 
 class PyTranslator {
  public:
-  PyTranslator(std::shared_ptr<PyModel> model, const TranslatorLimits& limits) : model_(std::move(model)) {
+  PyTranslator(std::shared_ptr<PyModel> model, const TranslatorLimits& limits,
+               std::shared_ptr<PyModel> second = nullptr)
+      : model_(std::move(model)), second_(std::move(second)) {
     Result<std::unique_ptr<Translator>> r = Status();
     {
       py::gil_scoped_release nogil;
-      r = Translator::Create(model_->model(), limits);
+      r = second_ ? Translator::Create(model_->model(), second_->model(), limits)
+                  : Translator::Create(model_->model(), limits);
     }
     Check(r.status());
     tr_ = std::move(r.value());
@@ -442,6 +445,7 @@ class PyTranslator {
 
  private:
   std::shared_ptr<PyModel> model_;  // keeps the mapping alive as long as the translator
+  std::shared_ptr<PyModel> second_;  // a pivot chain's second model, or null
   std::unique_ptr<Translator> tr_;
   // One translation at a time per arena. Taken only without the GIL, and released before the GIL
   // is taken again (results are copied out under it, turned into Python objects after): no
@@ -683,7 +687,8 @@ PYBIND11_MODULE(_mtlite, m) {
       .def("decode", &PyModel::Decode, py::arg("ids"));
 
   py::class_<PyTranslator>(m, "_Translator")
-      .def(py::init<std::shared_ptr<PyModel>, const TranslatorLimits&>(), py::arg("model"), py::arg("limits"))
+      .def(py::init<std::shared_ptr<PyModel>, const TranslatorLimits&, std::shared_ptr<PyModel>>(), py::arg("model"),
+           py::arg("limits"), py::arg("second") = nullptr)
       .def_property_readonly("arena_bytes", &PyTranslator::arena_bytes)
       .def_property_readonly("model", &PyTranslator::model)
       .def("limits", &PyTranslator::Limits)

@@ -23,6 +23,7 @@ struct ConvertArgs {
   std::string quantize = "int8";
   std::vector<std::string> vocabs;    // --vocab, repeatable (Marian models)
   std::string semantics;              // "", "marian", "hf"
+  std::string source_lang, target_lang;  // --source-lang / --target-lang ("": from the input)
   bool quiet = false;
 };
 ParseResult ParseConvertArgs(int argc, const char* const* argv, ConvertArgs* out);
@@ -65,11 +66,12 @@ int EmbedMain(int argc, char** argv);
 // Options of everything that translates with a model (translate, bench/e2e_bench).
 struct TranslationArgs {
   std::string model;
+  std::string second_model;  // translate: a second -m (the pivot chain's second model)
   int beam = 1, batch = 1, threads = 1, max_length = 256, max_source_tokens = 256;
 };
-// Adds -m/--model (required), --beam, --batch (1..max_batch), --threads, --max-length and
-// --max-source-tokens.
-void AddTranslationOptions(ArgParser* p, TranslationArgs* a, int max_batch);
+// Adds -m/--model (required; with `pivot`, given once or twice: the second is second_model),
+// --beam, --batch (1..max_batch), --threads, --max-length and --max-source-tokens.
+void AddTranslationOptions(ArgParser* p, TranslationArgs* a, int max_batch, bool pivot = false);
 // Translator limits for these options (max_n_best 1): the token limits are capped at the
 // length of a stored position table.
 TranslatorLimits TranslationLimits(const TranslationArgs& a, const ModelConfig& config);

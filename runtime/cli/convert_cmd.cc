@@ -46,6 +46,9 @@ ParseResult ParseConvertArgs(int argc, const char* const* argv, ConvertArgs* a) 
            "a Marian model's vocabulary, .spm or .yml (repeatable: source, then target)");
   p.Choice("--semantics", {"marian", "hf"}, &a->semantics,
            "compute as Marian or as the transformers port (default: marian for Marian models, hf for HF)");
+  p.String("--source-lang", "CODE", &a->source_lang,
+           "the model's source language (default: the input's config, else its name: opus-mt-en-de, enit)");
+  p.String("--target-lang", "CODE", &a->target_lang, "the model's target language (likewise)");
   p.Flag("-q,--quiet", &a->quiet, "no report (warnings are still printed)");
   return p.Parse(argc, argv);
 }
@@ -104,6 +107,8 @@ int ConvertMain(int argc, char** argv) {
   converter::ConvertOptions options;
   options.quantize = q;
   options.vocabs = a.vocabs;
+  options.source_lang = a.source_lang;
+  options.target_lang = a.target_lang;
   if (!a.semantics.empty()) converter::ParseSemantics(a.semantics, &options.semantics);  // the parser checked it
   converter::AlignedBytes bytes;
   converter::ConversionReport report;

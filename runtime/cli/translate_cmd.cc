@@ -492,8 +492,26 @@ double BatchPadding::InputOrderPercent() const {
   return input_order_cells ? 100.0 * double(input_order_cells - tokens) / double(input_order_cells) : 0.0;
 }
 
-void AddTranslationOptions(ArgParser* p, TranslationArgs* a, int max_batch) {
-  p->String("-m,--model", "MODEL", &a->model, "the .mtlite model file").Required();
+void AddTranslationOptions(ArgParser* p, TranslationArgs* a, int max_batch, bool pivot) {
+  if (pivot) {
+    p->Custom(
+         "-m,--model", "MODEL",
+         [a](const std::string& v) -> std::string {
+           if (v.empty()) return " needs a file name";
+           if (a->model.empty()) {
+             a->model = v;
+           } else if (a->second_model.empty()) {
+             a->second_model = v;
+           } else {
+             return " is given more than twice (one model, or two chained through a pivot language)";
+           }
+           return "";
+         },
+         "the .mtlite model file; twice: two models chained through a pivot language (de-en, then en-fr)")
+        .Required();
+  } else {
+    p->String("-m,--model", "MODEL", &a->model, "the .mtlite model file").Required();
+  }
   p->Int("--beam", "N", 1, 64, &a->beam, "beam size; 1 = greedy");
   p->Int("--batch", "N", 1, max_batch, &a->batch, "sentences per translate call");
   p->Int("--threads", "N", 1, 256, &a->threads, "worker threads");
@@ -519,7 +537,7 @@ TranslatorLimits TranslationLimits(const TranslationArgs& a, const ModelConfig& 
 ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs* a) {
   ArgParser p("mtlite translate", kSummary);
   p.Rest("TEXT", &a->texts, "sentences to translate (default: read stdin)");
-  AddTranslationOptions(&p, a, 1024);
+  AddTranslationOptions(&p, a, 1024, true);
   p.Int("--n-best", "N", 1, 64, &a->n_best, "hypotheses per sentence, at most --beam; Moses n-best lines when > 1");
   p.Int("--max-input-bytes", "N", 1, 1 << 24, &a->max_input_bytes, "UTF-8 bytes per input line");
   p.Float("--max-length-ratio", "F", &a->max_length_ratio,
@@ -589,13 +607,35 @@ int TranslateMain(int argc, char** argv) {
                  a.model.c_str());
     return 1;
   }
+  std::shared_ptr<const Model> second;
+  if (!a.second_model.empty()) {
+    auto m2 = Model::Load(a.second_model, lo);
+    if (!m2.ok()) {
+      std::fprintf(stderr, "mtlite translate: %s: %s\n", a.second_model.c_str(), m2.status().ToString().c_str());
+      return 1;
+    }
+    second = m2.value();
+    if (a.shortlist && !second->has_shortlist()) {
+      std::fprintf(stderr, "mtlite translate: %s has no shortlist section (add one with `mtlite shortlist`)\n",
+                   a.second_model.c_str());
+      return 1;
+    }
+    if (!a.forced_logits.empty()) {
+      std::fprintf(stderr, "mtlite translate: --forced-logits takes one model\n");
+      return 1;
+    }
+  }
   TranslatorLimits lim = TranslationLimits(a, model.value()->config());
   lim.max_n_best = a.n_best;
   lim.max_input_bytes = a.max_input_bytes;
   lim.alignments = a.alignments || a.html;
   const bool text_mode = a.html || EffectiveSplit(a) != SplitMode::kNone;
   lim.max_text_bytes = text_mode ? a.max_text_bytes : 0;
-  auto tr = Translator::Create(model.value(), lim);
+  if (second && second->config().positions_stored) {  // the chain's limits fit both models
+    lim.max_target_tokens = std::min(lim.max_target_tokens, second->config().max_positions);
+    lim.max_source_tokens = std::min(lim.max_source_tokens, second->config().max_positions);
+  }
+  auto tr = second ? Translator::Create(model.value(), second, lim) : Translator::Create(model.value(), lim);
   if (!tr.ok()) {
     std::fprintf(stderr, "mtlite translate: %s\n", tr.status().ToString().c_str());
     return 1;

@@ -216,8 +216,14 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   keep(kBufTextAllPieces, "text.pieces", CheckedSize(tc.pieces) * sizeof(TextPiece));
   keep(kBufTextOrder, "text.piece_order", CheckedSize(tc.pieces) * sizeof(uint32_t));
   keep(kBufTextBatchViews, "text.batch_views", CheckedSize(tc.batch) * sizeof(std::string_view));
-  keep(kBufTextSourceIds, "text.source_ids", CheckedSize(tc.source_tokens) * i32);
-  keep(kBufTextTokenSpans, "text.token_spans", tc.text_bytes ? (S + T + 1) * span : CheckedSize(0));
+  // ids: a piece's, or (html through a pivot) the first model's output as the second's source
+  keep(kBufTextSourceIds, "text.source_ids",
+       CheckedSize(tc.markup_items ? std::max(tc.source_tokens, tc.pivot_source_tokens) : tc.source_tokens) * i32);
+  // token spans: source [S], target [T]; html also the pivot's two sides [T] [pivot source]
+  keep(kBufTextTokenSpans, "text.token_spans",
+       !tc.text_bytes ? CheckedSize(0)
+       : tc.markup_items ? (S + 2 * T + CheckedSize(tc.pivot_source_tokens) + 1) * span
+                         : (S + T + 1) * span);
   keep(kBufTextDecode, "text.decode", tc.text_bytes ? CheckedSize(x.text_cap) : CheckedSize(0));
   keep(kBufTextPlain, "text.html_plain", tc.markup_items ? tc.text_bytes : 0);
   keep(kBufTextHtml, "text.html_output", tc.markup_items ? CheckedSize(tc.output_bytes) + tc.text_bytes : CheckedSize(0));

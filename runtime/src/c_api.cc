@@ -248,6 +248,23 @@ mtlite_status mtlite_translator_create(const mtlite_model* m, const mtlite_limit
   });
 }
 
+mtlite_status mtlite_translator_create_pivot(const mtlite_model* first, const mtlite_model* second,
+                                             const mtlite_limits* l, mtlite_translator** out) {
+  return Guarded([&]() -> mtlite_status {
+    if (!first || !second || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
+    *out = nullptr;
+    const mtlite::TranslatorLimits lim = ToLimits(l);
+    auto r = mtlite::Translator::Create(first->model, second->model, lim);
+    if (!r.ok()) return Fail(r.status());
+    auto t = std::make_unique<mtlite_translator>();
+    t->translator = std::move(r.value());
+    t->owned_views.resize(size_t(lim.max_batch));
+    t->views = t->owned_views.data();
+    *out = t.release();
+    return MTLITE_OK;
+  });
+}
+
 mtlite_status mtlite_arena_bytes(const mtlite_model* m, const mtlite_limits* l, size_t* bytes) {
   return Guarded([&]() -> mtlite_status {
     if (!m || !bytes) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");

@@ -115,6 +115,9 @@ TextCapacities TextCapacitiesFor(const TranslatorLimits& lim) {
   c.piece_bytes = size_t(std::max(lim.max_input_bytes, 1));
   c.batch = size_t(std::max(lim.max_batch, 1));
   c.source_tokens = size_t(std::max(lim.max_source_tokens, 1));
+  c.target_tokens = size_t(std::max(lim.max_target_tokens, 1));
+  // a pivot's second model reads the first's output: its tokens (a byte or more each, plus </s>)
+  c.pivot_source_tokens = size_t(std::max(lim.max_target_tokens, 1)) * 64 + 17;
   if (lim.alignments) {
     c.markup_items = n * 2 / 3 + 16;  // "<b>" is 3 bytes; an unclosed one gets a synthetic close
     c.segments = c.markup_items + 1;
@@ -266,39 +269,89 @@ Status TextLayer::CutSentence(TranslatorImpl* tr, std::string_view src, uint32_t
   return Status::Ok();
 }
 
-Status TextLayer::AlignPiece(TranslatorImpl* tr, std::string_view view, TextPiece* piece,
-                             const HypothesisView& hyp) {
-  piece->first_token = uint32_t(num_tokens_);
-  piece->num_tokens = 0;
-  if (!hyp.alignment || hyp.num_ids == 0) return Status::Ok();
-  int ns = 0;
-  Status s = tr->source_tokenizer().Encode(view, tr->tokenizer_workspace(), tr->tokenizer_workspace_bytes(), ids_,
-                                           int(cap_.source_tokens), &ns);
-  if (!s.ok() || ns + 1 > hyp.source_tokens) return Status::Ok();  // no alignment: the tags stay in the gaps
-  text::ByteSpan* src_spans = token_spans_;
-  text::ByteSpan* tgt_spans = token_spans_ + cap_.source_tokens;
-  SourceTokenSpans(tr->model_data().source_vocab, view, ids_, ns, src_spans);
-  // Target spans: the decoded text grows token by token (Decode is what made hyp.text).
-  const SpmTokenizer& tt = tr->target_tokenizer();
+// Spans of a hypothesis' tokens in its text: the decoded text grows token by token (Decode is what
+// made the text); a word's token starts at the word, not at the space before it.
+void TextLayer::TargetSpans(const SpmTokenizer& tok, const HypothesisView& hyp, text::ByteSpan* spans) {
   size_t prev = 0;
   for (int t = 0; t < hyp.num_ids; ++t) {
     size_t len = prev;
-    if (!tt.Decode(hyp.ids, t + 1, decode_scratch_, decode_cap_, &len).ok()) len = prev;
+    if (!tok.Decode(hyp.ids, t + 1, decode_scratch_, decode_cap_, &len).ok()) len = prev;
     len = std::min(std::max(len, prev), hyp.text.size());
-    size_t b = prev;  // a word's token starts at the word, not at the space before it
+    size_t b = prev;
     while (b < len && hyp.text[b] == ' ') ++b;
-    tgt_spans[t] = {uint32_t(b), uint32_t(len)};
+    spans[t] = {uint32_t(b), uint32_t(len)};
     prev = len;
+  }
+}
+
+namespace {
+
+// The source token (< n) a target token's alignment row puts most weight on; -1 when n is 0.
+int Argmax(const float* row, int n) {
+  int best = -1;
+  for (int j = 0; j < n; ++j)
+    if (best < 0 || row[j] > row[best]) best = j;
+  return best;
+}
+
+}  // namespace
+
+// The piece's target tokens with the source token each is aligned to (hard alignment: the argmax
+// of its cross-attention row). Through a pivot (hyp1: the first model's translation, the second's
+// input): target token -> pivot token of the second model's source -> the first model's target
+// token that overlaps it in the pivot text -> its source token.
+Status TextLayer::AlignPiece(TranslatorImpl* tr, std::string_view view, TextPiece* piece, const HypothesisView& hyp,
+                             const HypothesisView* hyp1) {
+  piece->first_token = uint32_t(num_tokens_);
+  piece->num_tokens = 0;
+  if (!hyp.alignment || hyp.num_ids == 0) return Status::Ok();
+  const HypothesisView& first = hyp1 ? *hyp1 : hyp;
+  if (!first.alignment) return Status::Ok();
+  int ns = 0;
+  Status s = tr->source_tokenizer().Encode(view, tr->tokenizer_workspace(), tr->tokenizer_workspace_bytes(), ids_,
+                                           int(cap_.source_tokens), &ns);
+  if (!s.ok() || ns + 1 > first.source_tokens) return Status::Ok();  // no alignment: the tags stay in the gaps
+  const size_t S = cap_.source_tokens, T = cap_.target_tokens;
+  text::ByteSpan* src_spans = token_spans_;             // [S] the piece's source tokens
+  text::ByteSpan* tgt_spans = token_spans_ + S;         // [T] the (final) target tokens
+  text::ByteSpan* piv_tgt = token_spans_ + S + T;       // [T] the first model's target tokens (pivot)
+  text::ByteSpan* piv_src = token_spans_ + S + 2 * T;   // [S2] the second model's source tokens (pivot)
+  SourceTokenSpans(tr->model_data().source_vocab, view, ids_, ns, src_spans);
+  int np = 0;
+  if (hyp1) {
+    TranslatorImpl* second = tr->next;
+    TargetSpans(tr->target_tokenizer(), *hyp1, piv_tgt);
+    const size_t cap2 = std::min(cap_.pivot_source_tokens, size_t(second->dims().S));
+    if (!second->source_tokenizer()
+             .Encode(hyp1->text, second->tokenizer_workspace(), second->tokenizer_workspace_bytes(), ids_, int(cap2), &np)
+             .ok() ||
+        np + 1 > hyp.source_tokens)
+      return Status::Ok();
+    SourceTokenSpans(second->model_data().source_vocab, hyp1->text, ids_, np, piv_src);
+    TargetSpans(second->target_tokenizer(), hyp, tgt_spans);
+  } else {
+    TargetSpans(tr->target_tokenizer(), hyp, tgt_spans);
   }
   if (num_tokens_ + size_t(hyp.num_ids) > cap_.tokens)
     return Err(StatusCode::kOutOfRange, "html: the translation has more than " + std::to_string(cap_.tokens) +
                                             " target tokens (the capacity for TranslatorLimits.max_text_bytes " +
                                             std::to_string(cap_.text_bytes) + ")");
   for (int t = 0; t < hyp.num_ids; ++t) {
-    const float* row = hyp.alignment + size_t(t) * size_t(hyp.source_tokens);
     int best = -1;
-    for (int j = 0; j < ns; ++j)
-      if (best < 0 || row[j] > row[best]) best = j;
+    if (!hyp1) {
+      best = Argmax(hyp.alignment + size_t(t) * size_t(hyp.source_tokens), ns);
+    } else {
+      const int p = Argmax(hyp.alignment + size_t(t) * size_t(hyp.source_tokens), np);
+      int u = -1;  // the first model's target token overlapping pivot token p (else the nearest before it)
+      for (int k = 0; p >= 0 && k < hyp1->num_ids; ++k) {
+        if (piv_tgt[k].begin < piv_src[p].end && piv_tgt[k].end > piv_src[p].begin) {
+          u = k;
+          break;
+        }
+        if (piv_tgt[k].begin <= piv_src[p].begin) u = k;
+      }
+      if (u >= 0) best = Argmax(hyp1->alignment + size_t(u) * size_t(hyp1->source_tokens), ns);
+    }
     text::AlignedToken& a = tokens_[num_tokens_++];
     a.target = tgt_spans[t];  // relative to the piece's translation until it is placed
     if (best >= 0) {
@@ -336,16 +389,18 @@ Status TextLayer::ProcessPieces(TranslatorImpl* tr, std::string_view src) {
   for (size_t k0 = 0; k0 < np; k0 += size_t(batch_)) {
     const size_t n = std::min(np - k0, size_t(batch_));
     for (size_t j = 0; j < n; ++j) batch_views_[j] = View(src, pieces_[order_[k0 + j]], j);
-    const SentenceResultView* res = nullptr;
-    const Status s = tr->Run(batch_views_, nullptr, nullptr, n, opt_, &res);
+    const SentenceResultView *res = nullptr, *res1 = nullptr;
+    const Status s = tr->RunChain(batch_views_, nullptr, nullptr, n, opt_, &res, &res1);
     for (size_t j = 0; j < n; ++j) {
       TextPiece& p = pieces_[order_[k0 + j]];
       // A failed batch: every piece again alone, so that one bad piece costs only itself.
       Status sj = s;
       const SentenceResultView* r = s.ok() ? &res[j] : nullptr;
+      const SentenceResultView* r1 = s.ok() && res1 ? &res1[j] : nullptr;
       if (!s.ok() && n > 1) {
-        sj = tr->Run(&batch_views_[j], nullptr, nullptr, 1, opt_, &res);
+        sj = tr->RunChain(&batch_views_[j], nullptr, nullptr, 1, opt_, &res, &res1);
         r = sj.ok() ? &res[0] : nullptr;
+        r1 = sj.ok() && res1 ? &res1[0] : nullptr;
       }
       p.first_token = uint32_t(num_tokens_);
       p.num_tokens = 0;
@@ -366,7 +421,8 @@ Status TextLayer::ProcessPieces(TranslatorImpl* tr, std::string_view src) {
       p.status = StatusCode::kOk;
       p.score = h.score;
       if (html_)
-        if (Status a = AlignPiece(tr, batch_views_[j], &p, h); !a.ok()) return a;
+        if (Status a = AlignPiece(tr, batch_views_[j], &p, h, r1 ? &r1->hypotheses[0] : nullptr); !a.ok())
+          return a;
     }
   }
   // In text order: the gap before a sentence, its pieces (the source's whitespace between two

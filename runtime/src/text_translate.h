@@ -16,6 +16,7 @@
 #include "mtlite/mtlite.hpp"
 #include "text_span.h"
 #include "model_data.h"
+#include "tokenizer.h"
 
 namespace mtlite {
 
@@ -40,6 +41,8 @@ struct TextCapacities {
   size_t batch = 0;         // pieces per translate call (max_batch)
   size_t pieces = 0;        // pieces translated (sorted by length) at a time
   size_t source_tokens = 0; // one piece's source ids
+  size_t target_tokens = 0;
+  size_t pivot_source_tokens = 0;  // a pivot's second model: source tokens of the first's output
   // HTML (reserved only with TranslatorLimits::alignments, which it needs)
   size_t markup_items = 0, segments = 0, tokens = 0, render_scratch = 0;
 };
@@ -72,7 +75,9 @@ class TextLayer {
   std::string_view View(std::string_view src, const TextPiece& piece, size_t slot);
   Status Append(std::string_view bytes);
   void EndSentence(std::string_view src, uint32_t index, uint32_t tokens_end);
-  Status AlignPiece(TranslatorImpl* tr, std::string_view view, TextPiece* piece, const HypothesisView& hyp);
+  Status AlignPiece(TranslatorImpl* tr, std::string_view view, TextPiece* piece, const HypothesisView& hyp,
+                    const HypothesisView* hyp1);
+  void TargetSpans(const SpmTokenizer& tok, const HypothesisView& hyp, text::ByteSpan* spans);
   void RecordError(const TextPiece& piece, const Status& s);
 
   TextCapacities cap_;

@@ -175,6 +175,29 @@ Status TranslatorImpl::Run(const std::string_view* texts, const int32_t* const* 
   return s;
 }
 
+Status TranslatorImpl::RunChain(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
+                                const TranslateOptions& opt, const SentenceResultView** out,
+                                const SentenceResultView** first_out) {
+  if (!next) {
+    if (first_out) *first_out = nullptr;
+    return Run(texts, ids, lens, n, opt, out);
+  }
+  if (!out) return Err(StatusCode::kInvalidArgument, "null result pointer");
+  *out = nullptr;
+  TranslateOptions first = opt;  // the best translation into the pivot language
+  first.n_best = 1;
+  first.return_scores = false;
+  first.stream = nullptr;
+  first.profile = false;
+  const SentenceResultView* r1 = nullptr;
+  if (Status s = Run(texts, ids, lens, n, first, &r1); !s.ok()) return s;
+  for (size_t j = 0; j < n; ++j) pivot_views[j] = r1[j].hypotheses[0].text;
+  if (first_out) *first_out = r1;
+  Status s = next->Run(pivot_views, nullptr, nullptr, n, opt, out);
+  if (!s.ok()) return Status(s.code(), s.message() + " (second model, translating the pivot text)");
+  return s;
+}
+
 Status TranslatorImpl::RunImpl(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
                                const TranslateOptions& opt, const SentenceResultView** out) {
   if (!out) return Err(StatusCode::kInvalidArgument, "null result pointer");

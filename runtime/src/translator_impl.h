@@ -41,8 +41,16 @@ class TranslatorImpl : public detail::StepModel {
   // `arena`: 64-byte aligned, `arena_bytes` >= the plan's total (checked).
   Status Init(std::shared_ptr<const Model> model, const TranslatorLimits& limits, uint8_t* arena,
               size_t arena_bytes);
+  ~TranslatorImpl() {
+    if (next) next->~TranslatorImpl();  // placed in the same block (pivot)
+  }
   Status Run(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
              const TranslateOptions& opt, const SentenceResultView** out);
+  // Run, through the second translator of a pivot chain when there is one (`next`): the first's
+  // best translations are its inputs; *first_out (if given) gets the first's results.
+  Status RunChain(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
+                  const TranslateOptions& opt, const SentenceResultView** out,
+                  const SentenceResultView** first_out = nullptr);
   Status RunImpl(const std::string_view* texts, const int32_t* const* ids, const int* lens, size_t n,
                  const TranslateOptions& opt, const SentenceResultView** out);
   Status Forced(const int32_t* src, int src_len, const int32_t* tgt, int tgt_len, float* logits_out);
@@ -67,6 +75,10 @@ class TranslatorImpl : public detail::StepModel {
   size_t tokenizer_workspace_bytes() const { return x_.tok_ws_bytes; }
   const detail::Dims& dims() const { return x_; }
   detail::TextLayer text;
+  // Pivot: the second model's translator (placed after this one's buffers) and max_batch views
+  // of this one's results, its inputs.
+  TranslatorImpl* next = nullptr;
+  std::string_view* pivot_views = nullptr;
   void set_column_split(int mode) { net_.set_column_split(mode); }  // testing_hooks.h
   const ProfileView* last_profile() const { return profiled_ ? &prof_.view() : nullptr; }
 

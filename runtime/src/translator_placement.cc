@@ -2,6 +2,7 @@
 // calls that forward to TranslatorImpl; the testing hooks (testing_hooks.h).
 #include <cstdint>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -54,6 +55,85 @@ Result<std::unique_ptr<Translator>> Translator::Place(std::shared_ptr<const Mode
   }
   reinterpret_cast<ArenaHead*>(block)->heap_block = heap_block ? block : nullptr;
   return std::unique_ptr<Translator>(new (block + kTranslatorOffset) Translator(impl));
+}
+
+namespace {
+
+// The second translator of a pivot chain: the limits of the first, without the text layer, and
+// inputs as long as the first's outputs can be.
+TranslatorLimits SecondLimits(const TranslatorLimits& l) {
+  TranslatorLimits s = l;
+  s.max_text_bytes = 0;
+  const long long text_cap = (long long)std::max(l.max_target_tokens, 1) * 64 + 16;  // ArenaPlan's text_cap
+  s.max_input_bytes = int(std::min<long long>(1 << 24, std::max<long long>(l.max_input_bytes, text_cap)));
+  return s;
+}
+// Where the second translator starts in the block: after the first's buffers.
+size_t SecondOffset(size_t first_bytes) { return ArenaAlignUp(first_bytes); }
+// The second part's head: its TranslatorImpl and the first's max_batch result views it reads.
+size_t SecondHeadBytes(const TranslatorLimits& l) {
+  return ArenaAlignUp(sizeof(TranslatorImpl)) + ArenaAlignUp(size_t(std::max(l.max_batch, 1)) * sizeof(std::string_view));
+}
+
+std::string LowerLanguage(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '_' || c == '-') break;
+    o += char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  }
+  return o;
+}
+
+Status CheckChain(const Model& first, const Model& second) {
+  const std::string a = LowerLanguage(first.config().target_lang), b = LowerLanguage(second.config().source_lang);
+  if (!a.empty() && !b.empty() && a != b)
+    return Err(StatusCode::kInvalidArgument, "pivot: the first model translates into '" + first.config().target_lang +
+                                                 "' but the second translates from '" + second.config().source_lang +
+                                                 "'");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Translator>> Translator::PlacePivot(std::shared_ptr<const Model> first,
+                                                           std::shared_ptr<const Model> second,
+                                                           const TranslatorLimits& limits, uint8_t* block,
+                                                           size_t bytes) {
+  auto one = ArenaBytes(*first, limits);
+  if (!one.ok()) return one.status();
+  new (block) ArenaHead{kArenaMagic, nullptr};
+  auto* impl = new (block + kImplOffset) TranslatorImpl();
+  if (Status s = impl->Init(std::move(first), limits, block + kHeadBytes, one.value() - kHeadBytes); !s.ok()) {
+    impl->~TranslatorImpl();
+    return s;
+  }
+  const size_t off = SecondOffset(one.value());
+  const TranslatorLimits l2 = SecondLimits(limits);
+  auto* impl2 = new (block + off) TranslatorImpl();
+  impl->next = impl2;  // destroyed with impl from here on
+  impl->pivot_views = reinterpret_cast<std::string_view*>(block + off + ArenaAlignUp(sizeof(TranslatorImpl)));
+  const size_t head2 = SecondHeadBytes(limits);
+  if (Status s = impl2->Init(std::move(second), l2, block + off + head2, bytes - off - head2); !s.ok()) {
+    impl->~TranslatorImpl();
+    return s;
+  }
+  reinterpret_cast<ArenaHead*>(block)->heap_block = block;
+  return std::unique_ptr<Translator>(new (block + kTranslatorOffset) Translator(impl));
+}
+
+Result<std::unique_ptr<Translator>> Translator::Create(std::shared_ptr<const Model> first,
+                                                       std::shared_ptr<const Model> second,
+                                                       const TranslatorLimits& limits) {
+  if (!first || !second) return Err(StatusCode::kInvalidArgument, "null model");
+  if (Status s = CheckChain(*first, *second); !s.ok()) return s;
+  auto bytes = ArenaBytes(*first, *second, limits);
+  if (!bytes.ok()) return bytes.status();
+  auto* block = static_cast<uint8_t*>(std::aligned_alloc(kArenaAlign, ArenaAlignUp(bytes.value())));
+  if (!block)
+    return Err(StatusCode::kResourceExhausted, "cannot allocate the arena of " + std::to_string(bytes.value()) + " bytes");
+  auto t = PlacePivot(std::move(first), std::move(second), limits, block, bytes.value());
+  if (!t.ok()) std::free(block);
+  return t;
 }
 
 Result<std::unique_ptr<Translator>> Translator::Create(std::shared_ptr<const Model> model,
@@ -130,16 +210,59 @@ Result<ArenaPlanInfo> Translator::PlanArena(const Model& model, const Translator
   return info;
 }
 
+Result<size_t> Translator::ArenaBytes(const Model& first, const Model& second, const TranslatorLimits& limits) {
+  auto one = ArenaBytes(first, limits);
+  if (!one.ok()) return one.status();
+  auto plan2 = MakePlan(second, SecondLimits(limits));
+  if (!plan2.ok()) return Err(plan2.status().code(), "second model: " + plan2.status().message());
+  const detail::CheckedSize total =
+      detail::CheckedSize(SecondOffset(one.value())) + SecondHeadBytes(limits) + plan2.value().total_bytes();
+  if (!total.ok()) return detail::ArenaTooLarge("the arena");
+  return total.value();
+}
+
+Result<ArenaPlanInfo> Translator::PlanArena(const Model& first, const Model& second, const TranslatorLimits& limits) {
+  auto info = PlanArena(first, limits);
+  if (!info.ok()) return info.status();
+  auto plan2 = MakePlan(second, SecondLimits(limits));
+  if (!plan2.ok()) return Err(plan2.status().code(), "second model: " + plan2.status().message());
+  ArenaPlanInfo out = std::move(info).value();
+  const size_t off = SecondOffset(out.total_bytes);
+  ArenaBufferInfo head;
+  head.name = "second.translator.objects";
+  head.offset = off;
+  head.bytes = SecondHeadBytes(limits);
+  head.persistent = true;
+  head.first_phase = out.phases.front();
+  head.last_phase = out.phases.back();
+  out.buffers.push_back(head);
+  ArenaPlanInfo two = plan2.value().Describe();
+  for (ArenaBufferInfo& b : two.buffers) {
+    b.name = "second." + b.name;
+    b.offset += off + head.bytes;
+    out.buffers.push_back(std::move(b));
+  }
+  out.total_bytes = off + head.bytes + two.total_bytes;
+  out.unshared_bytes += head.bytes + two.unshared_bytes;
+  return out;
+}
+
+bool Translator::is_pivot() const { return impl_->next != nullptr; }
+
 Translator::Translator(TranslatorImpl* impl) : impl_(impl) {}
 Translator::~Translator() = default;
-size_t Translator::arena_bytes() const { return kHeadBytes + impl_->plan.total_bytes(); }
+size_t Translator::arena_bytes() const {
+  const size_t one = kHeadBytes + impl_->plan.total_bytes();
+  if (!impl_->next) return one;
+  return SecondOffset(one) + SecondHeadBytes(impl_->lim) + impl_->next->plan.total_bytes();
+}
 const TranslatorLimits& Translator::limits() const { return impl_->lim; }
 const ProfileView* Translator::last_profile() const { return impl_->last_profile(); }
 
 Status Translator::TranslateViews(const std::string_view* inputs, size_t n, const TranslateOptions& options,
                                   const SentenceResultView** out) {
   if (!inputs && n > 0) return Err(StatusCode::kInvalidArgument, "null inputs for " + std::to_string(n) + " sentences");
-  return impl_->Run(inputs, nullptr, nullptr, n, options, out);
+  return impl_->RunChain(inputs, nullptr, nullptr, n, options, out);
 }
 
 Status Translator::TranslateText(std::string_view text, const TextOptions& text_options,
@@ -152,11 +275,12 @@ Status Translator::TranslateIdsViews(const int32_t* const* source_ids, const int
                                      const TranslateOptions& options, const SentenceResultView** out) {
   if ((!source_ids || !source_lengths) && n > 0)
     return Err(StatusCode::kInvalidArgument, "null source ids for " + std::to_string(n) + " sentences");
-  return impl_->Run(nullptr, source_ids, source_lengths, n, options, out);
+  return impl_->RunChain(nullptr, source_ids, source_lengths, n, options, out);
 }
 
 Status Translator::ForcedLogits(const int32_t* source_ids, int source_len, const int32_t* target_ids, int target_len,
                                 float* logits_out) {
+  if (impl_->next) return Err(StatusCode::kUnsupported, "ForcedLogits: not for a pivot translator (score each model)");
   return impl_->Forced(source_ids, source_len, target_ids, target_len, logits_out);
 }
 

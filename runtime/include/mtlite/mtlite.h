@@ -80,6 +80,10 @@ void mtlite_model_free(mtlite_model* model);
 
 mtlite_status mtlite_translator_create(const mtlite_model* model, const mtlite_limits* limits,
                                        mtlite_translator** out);
+/* Two models chained through a pivot language (first: e.g. de-en, second: en-fr); every translate
+ * call goes through both (mtlite::Translator::Create(first, second, limits)). One arena. */
+mtlite_status mtlite_translator_create_pivot(const mtlite_model* first, const mtlite_model* second,
+                                             const mtlite_limits* limits, mtlite_translator** out);
 size_t mtlite_translator_arena_bytes(const mtlite_translator* translator);
 void mtlite_translator_free(mtlite_translator* translator);
 

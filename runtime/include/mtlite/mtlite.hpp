@@ -383,6 +383,22 @@ class Translator {
   // Translator; destroying the Translator (the unique_ptr) runs its destructor and frees nothing.
   static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> model,
                                                     const TranslatorLimits& limits, void* arena, size_t bytes);
+  // Two models chained through a pivot language (as Bergamot's translateViaPivoting): `first`
+  // translates into the pivot language, `second` from it (e.g. de->en and en->fr). Every call
+  // goes through both: the first's best translation of each sentence is the second's input (the
+  // second's max_input_bytes is what the first can produce), n_best, scores and streaming are the
+  // second's; TranslateText composes the alignments through the pivot, so HTML markup follows.
+  // One arena holds both translators (ArenaBytes(first, second, limits)); the limits apply to
+  // each (the text layer's buffers are the first's). kInvalidArgument when the first model's
+  // target language and the second's source language are both known and differ.
+  static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> first,
+                                                    std::shared_ptr<const Model> second,
+                                                    const TranslatorLimits& limits);
+  static Result<size_t> ArenaBytes(const Model& first, const Model& second, const TranslatorLimits& limits);
+  // The two plans, the second's buffers named "second.<name>".
+  static Result<ArenaPlanInfo> PlanArena(const Model& first, const Model& second, const TranslatorLimits& limits);
+  // True for a Translator of two chained models.
+  bool is_pivot() const;
   // Arena bytes a Translator needs for these limits (its objects and its planned buffers): what
   // Create allocates, or what a caller-owned arena must hold. Allocates nothing.
   static Result<size_t> ArenaBytes(const Model& model, const TranslatorLimits& limits);
@@ -435,6 +451,9 @@ class Translator {
   explicit Translator(TranslatorImpl* impl);
   static Result<std::unique_ptr<Translator>> Place(std::shared_ptr<const Model> model, const TranslatorLimits& limits,
                                                    uint8_t* block, size_t bytes, bool heap_block);
+  static Result<std::unique_ptr<Translator>> PlacePivot(std::shared_ptr<const Model> first,
+                                                        std::shared_ptr<const Model> second,
+                                                        const TranslatorLimits& limits, uint8_t* block, size_t bytes);
   std::unique_ptr<TranslatorImpl, ImplDeleter> impl_;
 };
 

@@ -37,7 +37,7 @@ from ._mtlite import (ChecksumMismatchError, Error, InternalError, InvalidArgume
 
 __all__ = [
     "Model", "Translator", "TranslationResult", "ScoreResult", "StreamEvent", "TextTranslation", "TextSentence",
-    "TextChunk", "convert", "version",
+    "TextWord", "TextChunk", "convert", "version",
     "kernel_table",
     "Error", "InvalidArgumentError", "InvalidModelError", "ChecksumMismatchError", "IoError",
     "OutOfRangeError", "UnsupportedError", "ResourceExhaustedError", "InternalError",
@@ -250,6 +250,19 @@ class TextSentence:
     error: Optional[str] = None
     pieces: int = 1
     score: float = 0.0
+    quality: Optional[float] = None
+    words: Optional[List["TextWord"]] = None
+
+
+@dataclass(frozen=True)
+class TextWord:
+    """A word of a translation (translate_text(quality=True)): its text, its place (characters) in
+    TextTranslation.plain_text, and the mean log-probability of its tokens (<= 0; closer to 0 is
+    more confident), as Bergamot's simple quality estimator."""
+    text: str
+    start: int
+    end: int
+    score: float
 
 
 @dataclass(frozen=True)
@@ -506,7 +519,7 @@ class Translator:
                        max_length_break: int = 128, language: str = "", beam_size: int = 4,
                        max_length: Optional[int] = None, max_length_ratio: float = 0.0,
                        max_length_offset: int = 10, length_penalty: float = 1.0,
-                       use_shortlist: bool = False) -> TextTranslation:
+                       use_shortlist: bool = False, quality: bool = False) -> TextTranslation:
         """Translates text, not a sentence: it is cut into sentences (split: "paragraph" -- a
         line is a paragraph --, "sentence" -- one per line --, "wrapped" -- blank lines separate
         paragraphs --, or "none"), each is translated and put back in place with the text's own
@@ -516,18 +529,23 @@ class Translator:
         max_length_break source tokens is translated in pieces. A sentence that fails alone is
         kept untranslated (TextSentence.error); the call raises only for errors of the whole text
         (more than max_text_bytes, bad options). language: the splitter's rules (default: the
-        model's source language). The other options are translate_batch's."""
+        model's source language). quality=True: TextSentence.quality and .words, the words'
+        scores (the mean log-probability of their tokens) and the sentence's (their mean). The
+        other options are translate_batch's."""
         data = _utf8(text, "text")
         options = self._options(beam_size, 1, False, False, max_length, max_length_ratio, max_length_offset,
                                 length_penalty, -1, False, use_shortlist)
-        out, sents, failed, first_error, plain_src, plain_tgt = self._impl.translate_text(
-            data, options, _split_mode(split), bool(html), int(max_length_break), str(language))
+        out, sents, failed, first_error, plain_src, plain_tgt, words = self._impl.translate_text(
+            data, options, _split_mode(split), bool(html), int(max_length_break), str(language), bool(quality))
         src_chars, tgt_chars = _char_offsets(plain_src), _char_offsets(plain_tgt)
+        all_words = [TextWord(plain_tgt[b:e].decode("utf-8", "replace"), tgt_chars[b], tgt_chars[e], score)
+                     for b, e, score in words]
         sentences = [TextSentence(
             source=plain_src[sb:se].decode("utf-8", "replace"), translation=plain_tgt[tb:te].decode("utf-8", "replace"),
             source_start=src_chars[sb], source_end=src_chars[se], target_start=tgt_chars[tb],
-            target_end=tgt_chars[te], error=err, pieces=pieces, score=score)
-            for sb, se, tb, te, err, pieces, score in sents]
+            target_end=tgt_chars[te], error=err, pieces=pieces, score=score,
+            quality=q if quality else None, words=all_words[fw:fw + nw] if quality else None)
+            for sb, se, tb, te, err, pieces, score, q, fw, nw in sents]
         return TextTranslation(text=out.decode("utf-8", "replace"), sentences=sentences, failed=failed,
                                first_error=first_error, source_text=plain_src.decode("utf-8", "replace"),
                                plain_text=plain_tgt.decode("utf-8", "replace"))

@@ -332,14 +332,16 @@ class PyTranslator {
   // (byte offsets; the plain texts are those the offsets index: the input / the translation, or
   // their text content with html).
   py::tuple TranslateText(const std::string& text, const TranslateOptions& options, int split, bool html,
-                          int max_length_break, const std::string& language) {
+                          int max_length_break, const std::string& language, bool quality) {
     TextOptions to;
+    to.quality = quality;
     to.split = static_cast<SplitMode>(split);
     to.html = html;
     to.max_length_break = max_length_break;
     to.language = language;
     std::string out, first_error, plain_source, plain_target;
     std::vector<TextSentenceView> sentences;
+    std::vector<TextWordView> words;
     size_t failed = 0;
     Status s;
     {
@@ -353,6 +355,7 @@ class PyTranslator {
         out.assign(r->text);
         first_error.assign(r->first_error);
         sentences.assign(r->sentences, r->sentences + r->num_sentences);
+        words.assign(r->words, r->words + r->num_words);
         failed = r->failed_sentences;
         plain_source.assign(html ? r->plain_source : std::string_view(text));
         plain_target.assign(html ? r->plain_target : r->text);
@@ -364,9 +367,11 @@ class PyTranslator {
       sl.append(py::make_tuple(v.source_begin, v.source_end, v.target_begin, v.target_end,
                                v.status == StatusCode::kOk ? py::object(py::none())
                                                            : py::object(py::str(StatusCodeName(v.status))),
-                               v.pieces, v.score));
+                               v.pieces, v.score, v.quality, v.first_word, v.num_words));
+    py::list wl;
+    for (const TextWordView& w : words) wl.append(py::make_tuple(w.target_begin, w.target_end, w.score));
     return py::make_tuple(py::bytes(out), sl, failed, py::str(first_error), py::bytes(plain_source),
-                          py::bytes(plain_target));
+                          py::bytes(plain_target), wl);
   }
 
   // Teacher forcing: for each (source ids incl. </s>, target ids incl. </s>) pair, the
@@ -696,7 +701,7 @@ PYBIND11_MODULE(_mtlite, m) {
       .def("translate", &PyTranslator::Translate, py::arg("texts"), py::arg("options"))
       .def("score", &PyTranslator::Score, py::arg("sources"), py::arg("targets"))
       .def("translate_text", &PyTranslator::TranslateText, py::arg("text"), py::arg("options"), py::arg("split"),
-           py::arg("html"), py::arg("max_length_break"), py::arg("language"))
+           py::arg("html"), py::arg("max_length_break"), py::arg("language"), py::arg("quality"))
       .def("last_profile", &PyTranslator::LastProfile)
       .def(
           "stream",

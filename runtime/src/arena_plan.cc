@@ -130,6 +130,7 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   keep(kBufOutIds, "result.ids", B * NB * T * i32);
   keep(kBufOutText, "result.text", B * NB * x.text_cap);
   keep(kBufOutAlign, "result.alignments", al ? B * NB * T * S * f : 0);
+  keep(kBufOutTokenScores, "result.token_scores", B * NB * T * f);
   keep(kBufHypViews, "result.hypotheses", B * NB * sizeof(HypothesisView));
   keep(kBufSentViews, "result.sentences", B * sizeof(SentenceResultView));
 
@@ -179,6 +180,7 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufHistTokens, "history.tokens", T * R * i32, kDec, kFin);
   set(kBufHistParents, "history.parents", T * R * i32, kDec, kFin);
   set(kBufHistAlign, "history.alignments", al ? T * R * S * f : 0, kDec, kFin);
+  set(kBufHistScores, "history.scores", T * R * f, kDec, kFin);
   set(kBufActive, "search.active_rows", R * i32, kDec, kDec);
   set(kBufRowTokens, "search.row_tokens", R * i32, kDec, kDec);
   set(kBufBeamScore, "search.beam_scores", R * f, kDec, kDec);
@@ -225,6 +227,7 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
        : tc.markup_items ? (S + 2 * T + CheckedSize(tc.pivot_source_tokens) + 1) * span
                          : (S + T + 1) * span);
   keep(kBufTextDecode, "text.decode", tc.text_bytes ? CheckedSize(x.text_cap) : CheckedSize(0));
+  keep(kBufTextWords, "text.words", CheckedSize(tc.words) * sizeof(TextWordView));
   keep(kBufTextPlain, "text.html_plain", tc.markup_items ? tc.text_bytes : 0);
   keep(kBufTextHtml, "text.html_output", tc.markup_items ? CheckedSize(tc.output_bytes) + tc.text_bytes : CheckedSize(0));
   keep(kBufTextMarkup, "text.markup_items", CheckedSize(tc.markup_items) * sizeof(text::MarkupItem));

@@ -30,7 +30,7 @@ const char* PhaseName(int phase);
 enum BufferId : int {
   // persistent
   kBufPosEncoder, kBufPosDecoder,
-  kBufLayerOps, kBufProfileEntries, kBufProfileEvents, kBufOutIds, kBufOutText, kBufOutAlign, kBufHypViews, kBufSentViews,
+  kBufLayerOps, kBufProfileEntries, kBufProfileEvents, kBufOutIds, kBufOutText, kBufOutAlign, kBufOutTokenScores, kBufHypViews, kBufSentViews,
   // source side
   kBufSrcIds, kBufSrcLen, kBufTokWorkspace, kBufSrcOffsets,
   // encoder
@@ -44,7 +44,7 @@ enum BufferId : int {
   kBufDecQuant, kBufDecQuantScale, kBufDecStaging,
   kBufLogits, kBufKCache, kBufVCache, kBufAncestors, kBufSsruState,
   // search and beam history
-  kBufHistTokens, kBufHistParents, kBufHistAlign,
+  kBufHistTokens, kBufHistParents, kBufHistAlign, kBufHistScores,
   kBufActive, kBufRowTokens, kBufBeamScore, kBufCandScore, kBufCandTok, kBufCandPar,
   kBufHyps, kBufNumHyps, kBufWorst, kBufDone, kBufRowScore, kBufRowBest, kBufSentenceRows,
   kBufStreamIds, kBufStreamText,
@@ -52,7 +52,7 @@ enum BufferId : int {
   // text layer (text_translate.h): persistent across the translate calls of one text call
   kBufTextSpans, kBufTextSentences, kBufTextOutput, kBufTextPieceOutput, kBufTextPieces, kBufTextAllPieces,
   kBufTextOrder, kBufTextBatchViews,
-  kBufTextSourceIds, kBufTextTokenSpans, kBufTextDecode,
+  kBufTextSourceIds, kBufTextTokenSpans, kBufTextDecode, kBufTextWords,
   kBufTextPlain, kBufTextHtml, kBufTextMarkup, kBufTextSegments, kBufTextTokens, kBufTextPairs, kBufTextRenderScratch,
   kNumBuffers
 };

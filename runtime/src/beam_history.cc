@@ -23,5 +23,16 @@ void BeamHistory::Backtrack(int t_end, int slot, int32_t* ids, float* align, int
   }
 }
 
+bool BeamHistory::TokenScores(int t_end, int slot, float* out) const {
+  if (!scores_) return false;
+  for (int p = t_end; p >= 1; --p) {
+    const int prev = parent(p, slot);
+    const float before = p >= 2 ? scores_[size_t(p - 1) * R_ + prev] : 0.0f;
+    out[p - 1] = scores_[size_t(p) * R_ + slot] - before;
+    slot = prev;
+  }
+  return true;
+}
+
 }  // namespace detail
 }  // namespace mtlite

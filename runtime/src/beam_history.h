@@ -26,6 +26,13 @@ class BeamHistory {
     S_ = S;
   }
 
+  // [T][R] path scores: the summed log-probability of the path ending in `slot` at step t (the
+  // search writes it with each token; 0 at step 0). Optional (null: not recorded).
+  void BindScores(float* scores) { scores_ = scores; }
+  void set_score(int t, int slot, float v) {
+    if (scores_) scores_[size_t(t) * R_ + slot] = v;
+  }
+
   int max_steps() const { return T_; }
   int slots() const { return R_; }
   int slots_per_sentence() const { return W_; }
@@ -52,11 +59,15 @@ class BeamHistory {
   // the tokens of positions 1..t_end; with `align` (rows of `width` floats), align[p] is the
   // cross-attention row of step p, for p = 0..t_end.
   void Backtrack(int t_end, int slot, int32_t* ids, float* align, int width) const;
+  // The log-probability of each token of that hypothesis (positions 1..t_end, without </s>):
+  // differences of the path scores along it. False when no scores are recorded.
+  bool TokenScores(int t_end, int slot, float* out) const;
 
  private:
   int32_t* tokens_ = nullptr;
   int32_t* parents_ = nullptr;
   float* align_ = nullptr;
+  float* scores_ = nullptr;
   int T_ = 0, R_ = 0, W_ = 1, S_ = 0;
 };
 

@@ -153,7 +153,7 @@ void mtlite_limits_default(mtlite_limits* l) {
 void mtlite_text_options_default(mtlite_text_options* o) {
   if (!o) return;
   mtlite::TextOptions d;
-  *o = {int(d.split), d.html ? 1 : 0, d.max_length_break, nullptr};
+  *o = {int(d.split), d.html ? 1 : 0, d.max_length_break, nullptr, d.quality ? 1 : 0};
 }
 
 void mtlite_options_default(mtlite_options* o) {
@@ -368,6 +368,7 @@ mtlite_status mtlite_translate_text(mtlite_translator* t, const char* text, size
       topt.html = to->html != 0;
       topt.max_length_break = to->max_length_break;
       if (to->language) topt.language = to->language;
+      topt.quality = to->quality != 0;
     }
     const mtlite::TranslateOptions opt = ToOptions(o, t);
     const mtlite::TextResultView* r = nullptr;
@@ -375,7 +376,7 @@ mtlite_status mtlite_translate_text(mtlite_translator* t, const char* text, size
     if (!s.ok()) return Fail(s);
     t->text_result = r;
     *out = {r->text.data(), r->text.size(), r->num_sentences, r->failed_sentences, r->first_error.data(),
-            r->first_error.size()};
+            r->first_error.size(), r->num_words};
     return MTLITE_OK;
   });
 }
@@ -384,7 +385,15 @@ mtlite_status mtlite_text_sentence_get(const mtlite_translator* t, size_t i, mtl
   if (!t || !out || !t->text_result || i >= t->text_result->num_sentences)
     return Fail(MTLITE_OUT_OF_RANGE, "no such sentence");
   const mtlite::TextSentenceView& v = t->text_result->sentences[i];
-  *out = {v.source_begin, v.source_end, v.target_begin, v.target_end, int(v.status), v.pieces, v.score};
+  *out = {v.source_begin, v.source_end, v.target_begin, v.target_end, int(v.status), v.pieces, v.score,
+          v.quality, v.first_word, v.num_words};
+  return MTLITE_OK;
+}
+
+mtlite_status mtlite_text_word_get(const mtlite_translator* t, size_t i, mtlite_text_word* out) {
+  if (!t || !out || !t->text_result || i >= t->text_result->num_words) return Fail(MTLITE_OUT_OF_RANGE, "no such word");
+  const mtlite::TextWordView& w = t->text_result->words[i];
+  *out = {w.target_begin, w.target_end, w.score};
   return MTLITE_OK;
 }
 

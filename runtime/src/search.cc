@@ -166,6 +166,7 @@ Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* s
       } else {
         h->token(t + 1, slot) = sp.Token(best);
         h->parent(t + 1, slot) = slot;
+        h->set_score(t + 1, slot, s->beam_score[slot]);
         if (obs) obs->OnToken(b, t + 1, sp.Token(best));
       }
     }
@@ -318,6 +319,7 @@ Status Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* ski
           s->beam_score[slot] = new_score[w];
           h->token(t + 1, slot) = sp.Token(new_tok[w]);
           h->parent(t + 1, slot) = new_par[w];
+          h->set_score(t + 1, slot, new_score[w]);
         }
         if (obs) obs->OnBest(b, t + 1, b * W);
       } else if (!done) {
@@ -439,6 +441,7 @@ Status MarianBeam(const SearchSpec& sp, int nb, const int* max_len, const uint8_
         if (w >= next) continue;
         h->token(t + 1, slot) = sp.Token(new_tok[w]);
         h->parent(t + 1, slot) = new_par[w];
+        h->set_score(t + 1, slot, new_score[w]);
       }
       s->done[b] = next == 0 ? 1 : 0;
       if (next > 0 && obs) obs->OnBest(b, t + 1, b * W);

@@ -116,6 +116,7 @@ TextCapacities TextCapacitiesFor(const TranslatorLimits& lim) {
   c.batch = size_t(std::max(lim.max_batch, 1));
   c.source_tokens = size_t(std::max(lim.max_source_tokens, 1));
   c.target_tokens = size_t(std::max(lim.max_target_tokens, 1));
+  c.words = n / 2 + 256;
   // a pivot's second model reads the first's output: its tokens (a byte or more each, plus </s>)
   c.pivot_source_tokens = size_t(std::max(lim.max_target_tokens, 1)) * 64 + 17;
   if (lim.alignments) {
@@ -142,6 +143,7 @@ void TextLayer::Bind(const ArenaPlan& plan, uint8_t* a, const TranslatorLimits& 
   ids_ = plan.Get<int32_t>(a, kBufTextSourceIds);
   token_spans_ = plan.Get<text::ByteSpan>(a, kBufTextTokenSpans);
   decode_scratch_ = plan.Get<char>(a, kBufTextDecode);
+  words_ = plan.Get<TextWordView>(a, kBufTextWords);
   decode_cap_ = plan.buffer(kBufTextDecode).bytes;
   plain_ = plan.Get<char>(a, kBufTextPlain);
   html_out_ = plan.Get<char>(a, kBufTextHtml);
@@ -364,6 +366,38 @@ Status TextLayer::AlignPiece(TranslatorImpl* tr, std::string_view view, TextPiec
   return Status::Ok();
 }
 
+// The words of a piece's translation (tokens up to the next one that starts after a space) and
+// the mean log-probability of their tokens (Bergamot's simple quality estimator), relative to the
+// piece's translation until it is placed.
+void TextLayer::ScoreWords(TranslatorImpl* tr, TextPiece* piece, const HypothesisView& hyp) {
+  piece->first_word = uint32_t(num_words_);
+  piece->num_words = 0;
+  if (!hyp.token_scores || hyp.num_ids == 0) return;
+  text::ByteSpan* spans = token_spans_ + cap_.source_tokens;
+  TargetSpans(tr->chain_end().target_tokenizer(), hyp, spans);
+  int t = 0;
+  while (t < hyp.num_ids) {
+    while (t < hyp.num_ids && spans[t].empty()) ++t;  // tokens without text (</s>, control) start nothing
+    if (t >= hyp.num_ids) break;
+    const uint32_t begin = spans[t].begin;
+    uint32_t end = spans[t].end;
+    float sum = hyp.token_scores[t];
+    int n = 1;
+    for (++t; t < hyp.num_ids; ++t) {
+      if (!spans[t].empty() && spans[t].begin > end) break;  // a space before it: a new word
+      end = std::max(end, spans[t].end);
+      sum += hyp.token_scores[t];
+      ++n;
+    }
+    if (num_words_ >= cap_.words) {
+      words_truncated_ = true;
+      return;
+    }
+    words_[num_words_++] = {begin, end, sum / float(n)};
+    ++piece->num_words;
+  }
+}
+
 void TextLayer::RecordError(const TextPiece& p, const Status& s) {
   if (first_error_len_ && p.sentence >= first_error_sentence_) return;
   std::string msg = s.message();
@@ -404,6 +438,8 @@ Status TextLayer::ProcessPieces(TranslatorImpl* tr, std::string_view src) {
       }
       p.first_token = uint32_t(num_tokens_);
       p.num_tokens = 0;
+      p.first_word = uint32_t(num_words_);
+      p.num_words = 0;
       if (!sj.ok() || !r || r->num_hypotheses < 1) {
         p.status = sj.ok() ? StatusCode::kInternal : sj.code();
         RecordError(p, sj.ok() ? Status(StatusCode::kInternal, "no hypothesis") : sj);
@@ -423,6 +459,7 @@ Status TextLayer::ProcessPieces(TranslatorImpl* tr, std::string_view src) {
       if (html_)
         if (Status a = AlignPiece(tr, batch_views_[j], &p, h, r1 ? &r1->hypotheses[0] : nullptr); !a.ok())
           return a;
+      if (quality_) ScoreWords(tr, &p, h);
     }
   }
   // In text order: the gap before a sentence, its pieces (the source's whitespace between two
@@ -449,6 +486,12 @@ Status TextLayer::ProcessPieces(TranslatorImpl* tr, std::string_view src) {
         tokens_[t].target.begin += target_begin;
         tokens_[t].target.end += target_begin;
       }
+      for (uint32_t w = p.first_word; w < p.first_word + p.num_words; ++w) {
+        words_[w].target_begin += target_begin;
+        words_[w].target_end += target_begin;
+      }
+      if (sv.num_words == 0) sv.first_word = p.first_word;
+      sv.num_words += p.num_words;
     } else {  // kept as it was, and reported
       if (Status a = Append(src.substr(p.span.begin, p.span.size())); !a.ok()) return a;
       if (sv.status == StatusCode::kOk) {
@@ -466,6 +509,11 @@ Status TextLayer::ProcessPieces(TranslatorImpl* tr, std::string_view src) {
 void TextLayer::EndSentence(std::string_view src, uint32_t index, uint32_t tokens_end) {
   TextSentenceView& sv = sentences_[index];
   sv.target_end = uint32_t(out_len_);
+  if (sv.num_words) {
+    float sum = 0;
+    for (uint32_t w = sv.first_word; w < sv.first_word + sv.num_words; ++w) sum += words_[w].score;
+    sv.quality = sum / float(sv.num_words);
+  }
   gap_from_ = sv.source_end;
   if (html_) pairs_[index].num_tokens = tokens_end - pairs_[index].first_token;
   if (on_sentence_) {
@@ -497,7 +545,11 @@ Status TextLayer::Run(TranslatorImpl* tr, std::string_view text, const TextOptio
   opt_ = options;
   opt_.n_best = 1;
   opt_.return_alignments = to.html;
+  if (to.quality) opt_.return_scores = true;
   html_ = to.html;
+  quality_ = to.quality;
+  words_truncated_ = false;
+  num_words_ = 0;
   on_sentence_ = on_sentence;
   on_sentence_user_ = on_sentence_user;
   out_len_ = num_tokens_ = gap_from_ = piece_end_ = num_pieces_ = 0;
@@ -564,6 +616,9 @@ Status TextLayer::Run(TranslatorImpl* tr, std::string_view text, const TextOptio
   result_.num_sentences = ns;
   result_.failed_sentences = failed_;
   result_.first_error = std::string_view(first_error_, first_error_len_);
+  result_.words = quality_ ? words_ : nullptr;
+  result_.num_words = quality_ ? num_words_ : 0;
+  result_.words_truncated = words_truncated_;
   result_.text = std::string_view(output_, out_len_);
   if (to.html) {
     for (size_t i = 0; i < ns; ++i) pairs_[i].target = {sentences_[i].target_begin, sentences_[i].target_end};

@@ -40,6 +40,7 @@ struct TextCapacities {
   size_t piece_bytes = 0;   // per batch slot: a piece with its line breaks made spaces
   size_t batch = 0;         // pieces per translate call (max_batch)
   size_t pieces = 0;        // pieces translated (sorted by length) at a time
+  size_t words = 0;         // quality: words of the translation
   size_t source_tokens = 0; // one piece's source ids
   size_t target_tokens = 0;
   size_t pivot_source_tokens = 0;  // a pivot's second model: source tokens of the first's output
@@ -55,6 +56,7 @@ struct TextPiece {
   uint32_t tokens = 0;    // source tokens (the batches' sort key)
   uint32_t out_begin = 0, out_len = 0;        // its translation in the pieces' output
   uint32_t first_token = 0, num_tokens = 0;   // html: its aligned target tokens
+  uint32_t first_word = 0, num_words = 0;     // quality: its words
   float score = 0;
   StatusCode status = StatusCode::kOk;
   bool first = true, last = false;  // first / last piece of its sentence
@@ -79,6 +81,7 @@ class TextLayer {
                     const HypothesisView* hyp1);
   void TargetSpans(const SpmTokenizer& tok, const HypothesisView& hyp, text::ByteSpan* spans);
   void RecordError(const TextPiece& piece, const Status& s);
+  void ScoreWords(TranslatorImpl* tr, TextPiece* piece, const HypothesisView& hyp);
 
   TextCapacities cap_;
   size_t max_input_bytes_ = 0;
@@ -101,12 +104,14 @@ class TextLayer {
   uint8_t* render_scratch_ = nullptr;
   int32_t* ids_ = nullptr;                 // one piece's source ids
   text::ByteSpan* token_spans_ = nullptr;  // one piece's source, then target, token spans
+  TextWordView* words_ = nullptr;          // [words]
   char* decode_scratch_ = nullptr;         // one hypothesis' text, decoded token by token
   size_t decode_cap_ = 0;
 
   // state of one call
   TranslateOptions opt_;
-  bool html_ = false;
+  bool html_ = false, quality_ = false, words_truncated_ = false;
+  size_t num_words_ = 0;
   size_t num_pieces_ = 0, out_len_ = 0, num_tokens_ = 0, gap_from_ = 0, piece_end_ = 0;
   TextResultView result_;
   size_t failed_ = 0;

@@ -85,6 +85,8 @@ Status TranslatorImpl::Init(std::shared_ptr<const Model> model, const Translator
   using namespace detail;
   history_.Bind(plan.Get<int32_t>(a, kBufHistTokens), plan.Get<int32_t>(a, kBufHistParents),
                 plan.Get<float>(a, kBufHistAlign), x_.T, x_.R, x_.W, x_.S);
+  history_.BindScores(plan.Get<float>(a, kBufHistScores));
+  out_token_scores_ = plan.Get<float>(a, kBufOutTokenScores);
   search_ = {plan.Get<int32_t>(a, kBufActive),   plan.Get<int32_t>(a, kBufRowTokens),
              plan.Get<float>(a, kBufBeamScore),  plan.Get<float>(a, kBufCandScore),
              plan.Get<int32_t>(a, kBufCandTok),  plan.Get<int32_t>(a, kBufCandPar),
@@ -302,6 +304,8 @@ Status TranslatorImpl::Finish(int nb, const TranslateOptions& opt) {
       hv.score = h[j].score;
       hv.alignment = al;
       hv.source_tokens = smax;
+      float* ts = out_token_scores_ + (size_t(b) * NB + j) * T;
+      hv.token_scores = opt.return_scores && history_.TokenScores(h[j].t_end, h[j].slot, ts) ? ts : nullptr;
       char* text = out_text_ + (size_t(b) * NB + j) * x_.text_cap;
       size_t len = 0;
       if (texts_mode_) {

@@ -78,6 +78,7 @@ class TranslatorImpl : public detail::StepModel {
   // Pivot: the second model's translator (placed after this one's buffers) and max_batch views
   // of this one's results, its inputs.
   TranslatorImpl* next = nullptr;
+  const TranslatorImpl& chain_end() const { return next ? *next : *this; }
   std::string_view* pivot_views = nullptr;
   void set_column_split(int mode) { net_.set_column_split(mode); }  // testing_hooks.h
   const ProfileView* last_profile() const { return profiled_ ? &prof_.view() : nullptr; }
@@ -111,6 +112,7 @@ class TranslatorImpl : public detail::StepModel {
   int32_t* out_ids_ = nullptr;  // [B][NB][T]
   char* out_text_ = nullptr;    // [B][NB][text_cap]
   float* out_align_ = nullptr;  // [B][NB][T][S]
+  float* out_token_scores_ = nullptr;  // [B][NB][T]
   HypothesisView* hyp_views_ = nullptr;
   SentenceResultView* sent_views_ = nullptr;
   uint8_t skip_[detail::kMaxBatch] = {};  // per sentence of the current call: nothing to translate

@@ -4,13 +4,15 @@
 
 #include <gtest/gtest.h>
 
-#include "alloc_counter.h"
-
 #include <cctype>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#if defined(__GLIBC__)  // counts heap allocations by interposing glibc's malloc
+#include "unit/alloc_counter.h"
+#endif
 
 namespace mtlite {
 namespace text {
@@ -38,8 +40,7 @@ std::string Src(std::string_view html, const MarkupItem& it) {
   return std::string(html.substr(it.source.begin, it.source.size()));
 }
 
-// Kinds as letters: O open, C close, S synthetic close, V void, Q opaque; block items upper..lower
-// is not encoded here (checked separately).
+// Kinds as letters: O open, C close, S synthetic close, V void, Q opaque (block is checked apart).
 std::string Kinds(const Parsed& p) {
   std::string s;
   for (const MarkupItem& it : p.items) {

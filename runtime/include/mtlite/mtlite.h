@@ -132,6 +132,7 @@ typedef struct {
   int html;             /* bool */
   int max_length_break; /* longer sentences (source tokens) are translated in pieces; 128 */
   const char* language; /* the splitter's rules ("en", "de", ...); NULL: the model's source language */
+  int quality;          /* bool: word and sentence quality scores (mtlite_text_word_get) */
 } mtlite_text_options;
 typedef struct {
   const char* text; /* the translation (not NUL-terminated: use text_len) */
@@ -139,6 +140,7 @@ typedef struct {
   size_t num_sentences, failed_sentences;
   const char* first_error; /* the message of the first failed sentence */
   size_t first_error_len;
+  size_t num_words;        /* quality: words with a score */
 } mtlite_text_result;
 typedef struct {
   uint32_t source_begin, source_end; /* bytes of the input (html: of its text content) */
@@ -146,13 +148,21 @@ typedef struct {
   int status;                        /* mtlite_status; not MTLITE_OK: kept untranslated */
   int pieces;
   float score;
+  float quality;                     /* the mean of its words' scores (quality) */
+  uint32_t first_word, num_words;    /* its words (mtlite_text_word_get) */
 } mtlite_text_sentence;
+typedef struct {
+  uint32_t target_begin, target_end; /* bytes of the translation (html: of its text content) */
+  float score;                       /* the mean log-probability of its tokens */
+} mtlite_text_word;
 void mtlite_text_options_default(mtlite_text_options* options);
 /* options may be NULL (mtlite_options_default), text_options too (mtlite_text_options_default). */
 mtlite_status mtlite_translate_text(mtlite_translator* translator, const char* text, size_t length,
                                     const mtlite_options* options, const mtlite_text_options* text_options,
                                     mtlite_text_result* out);
 mtlite_status mtlite_text_sentence_get(const mtlite_translator* translator, size_t i, mtlite_text_sentence* out);
+/* Words of the last mtlite_translate_text with quality: i < the result's num_words. */
+mtlite_status mtlite_text_word_get(const mtlite_translator* translator, size_t i, mtlite_text_word* out);
 
 /* Profile of the translator's last call (options.profile), valid until its next call. Names are
  * static strings (docs/profiling.md). MTLITE_OUT_OF_RANGE when the last call was not profiled. */

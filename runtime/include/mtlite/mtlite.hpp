@@ -260,6 +260,16 @@ struct TextOptions {
   // Language of the splitter's rules ("en", "de", "eng_Latn", ...); empty: the model's source
   // language.
   std::string_view language;
+  // Quality scores per word and sentence (as Bergamot's simple quality estimator: a word's score
+  // is the mean log-probability of its tokens, a sentence's the mean of its words'); sets
+  // TranslateOptions::return_scores for every sentence.
+  bool quality = false;
+};
+// One word of the translation (TextOptions::quality): bytes of the translated text (html: of its
+// text content) and the mean log-probability of its tokens (<= 0; closer to 0 is more confident).
+struct TextWordView {
+  uint32_t target_begin = 0, target_end = 0;
+  float score = 0;
 };
 struct TextSentenceView {
   // Where the sentence is: in the input text (html: in its text content, without markup) and in
@@ -269,6 +279,8 @@ struct TextSentenceView {
   StatusCode status = StatusCode::kOk;  // not kOk: not translated, its source text was kept
   int pieces = 1;                       // > 1: cut at max_length_break and translated in pieces
   float score = 0;                      // sum of the pieces' scores (return_scores)
+  float quality = 0;                    // TextOptions::quality: the mean of its words' scores
+  uint32_t first_word = 0, num_words = 0;  // its words in TextResultView::words
 };
 struct TextResultView {
   std::string_view text;                // the translation (html: HTML)
@@ -277,6 +289,9 @@ struct TextResultView {
   size_t num_sentences = 0;
   size_t failed_sentences = 0;          // sentences kept untranslated (status != kOk)
   std::string_view first_error;         // the message of the first failed sentence ("" if none)
+  const TextWordView* words = nullptr;  // TextOptions::quality: the translation's words, in order
+  size_t num_words = 0;
+  bool words_truncated = false;         // more words than the buffer holds: the rest have none
 };
 // Called after each sentence of a TranslateText call is translated (or kept), in order; the view
 // and the text live for the call only. The callback must not call into this Translator.
@@ -331,6 +346,9 @@ struct HypothesisView {
   // for each generated token including </s>; rows sum to 1 over real source tokens.
   const float* alignment = nullptr;
   int source_tokens = 0;
+  // With return_scores: the log-probability of each generated token (num_ids of them, </s> not
+  // included) under the search that chose it; null otherwise.
+  const float* token_scores = nullptr;
 };
 
 struct SentenceResultView {

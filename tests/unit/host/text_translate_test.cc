@@ -4,6 +4,8 @@
 // that fails alone); HTML keeps its markup; the limits and the C API.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -182,6 +184,77 @@ TEST_F(TextTest, Limits) {
   bool found = false;
   for (const ArenaBufferInfo& b : plan.value().buffers) found = found || b.name == "text.output";
   EXPECT_TRUE(found);
+}
+
+// Token scores (return_scores) are the log-probabilities of the chosen tokens: the log-softmax (pad
+// masked, as the search does) of the teacher-forced logits, greedy and beam.
+TEST_F(TextTest, TokenScoresAreTheTokensLogProbabilities) {
+  const ModelConfig& c = model_->config();
+  for (int beam : {1, 4}) {
+    TranslateOptions o = opt_;
+    o.beam_size = beam;
+    o.return_scores = true;
+    std::string_view s = "Two dogs play in the snow.";
+    const SentenceResultView* r = nullptr;
+    ASSERT_TRUE(tr_->TranslateViews(&s, 1, o, &r).ok());
+    const HypothesisView& h = r[0].hypotheses[0];
+    ASSERT_TRUE(h.token_scores);
+    ASSERT_GT(h.num_ids, 2);
+    std::vector<int32_t> src;
+    ASSERT_TRUE(EncodeSource(*model_, s, &src).ok());
+    std::vector<int32_t> tgt(h.ids, h.ids + h.num_ids);
+    std::vector<float> logits(tgt.size() * size_t(c.target_vocab_size));
+    ASSERT_TRUE(tr_->ForcedLogits(src.data(), int(src.size()), tgt.data(), int(tgt.size()), logits.data()).ok());
+    for (int t = 0; t < h.num_ids; ++t) {
+      const float* row = logits.data() + size_t(t) * c.target_vocab_size;
+      double mx = -1e30, sum = 0;
+      for (int v = 0; v < c.target_vocab_size; ++v)
+        if (v != c.pad_id) mx = std::max(mx, double(row[v]));
+      for (int v = 0; v < c.target_vocab_size; ++v)
+        if (v != c.pad_id) sum += std::exp(double(row[v]) - mx);
+      const double lp = double(row[tgt[t]]) - mx - std::log(sum);
+      EXPECT_NEAR(h.token_scores[t], lp, 2e-3) << "beam " << beam << " token " << t;
+    }
+  }
+  // without return_scores: none
+  std::string_view s = "A dog.";
+  const SentenceResultView* r = nullptr;
+  ASSERT_TRUE(tr_->TranslateViews(&s, 1, opt_, &r).ok());
+  EXPECT_EQ(r[0].hypotheses[0].token_scores, nullptr);
+}
+
+TEST_F(TextTest, QualityScoresPerWordAndSentence) {
+  TextOptions to;
+  to.quality = true;
+  const TextResultView* r = Text("A man is riding a bike. Two dogs play in the snow.", to);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->num_sentences, 2u);
+  ASSERT_GT(r->num_words, 4u);
+  EXPECT_FALSE(r->words_truncated);
+  size_t words = 0;
+  for (size_t i = 0; i < r->num_sentences; ++i) {
+    const TextSentenceView& sv = r->sentences[i];
+    ASSERT_GT(sv.num_words, 0u);
+    double sum = 0;
+    for (uint32_t w = sv.first_word; w < sv.first_word + sv.num_words; ++w) {
+      const TextWordView& wv = r->words[w];
+      EXPECT_LE(wv.score, 0.0f);
+      EXPECT_GE(wv.target_begin, sv.target_begin);
+      EXPECT_LE(wv.target_end, sv.target_end);
+      EXPECT_EQ(r->text.substr(wv.target_begin, wv.target_end - wv.target_begin).find(' '), std::string_view::npos);
+      sum += wv.score;
+    }
+    EXPECT_NEAR(sv.quality, sum / sv.num_words, 1e-5);
+    words += sv.num_words;
+  }
+  EXPECT_EQ(words, r->num_words);
+  // the words cover the translation's non-space bytes
+  std::string covered(r->text.size(), ' ');
+  for (size_t w = 0; w < r->num_words; ++w)
+    for (uint32_t b = r->words[w].target_begin; b < r->words[w].target_end; ++b) covered[b] = r->text[b];
+  EXPECT_EQ(covered, std::string(r->text));
+  // without quality: no words
+  EXPECT_EQ(Text("A dog.")->num_words, 0u);
 }
 
 TEST(TextCApi, TranslateText) {

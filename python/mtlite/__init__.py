@@ -113,7 +113,7 @@ class Model:
     def info(self, *, max_batch: int = 1, max_source_tokens: int = 256, max_target_tokens: int = 256,
              max_beam: int = 4, max_n_best: Optional[int] = None, max_input_bytes: int = 16384,
              alignments: bool = False, threads: int = 1, profiling: bool = False,
-             profile_events: int = 0) -> Dict[str, Any]:
+             profile_events: int = 0, max_text_bytes: int = 65536) -> Dict[str, Any]:
         """Model facts for planning memory (the limits are those of Translator()):
 
         - "path", "file_size", "version", "config", "limits";
@@ -132,7 +132,7 @@ class Model:
         Raises InvalidArgumentError for limits the runtime rejects.
         """
         limits = _limits(max_batch, max_source_tokens, max_target_tokens, max_beam, max_n_best,
-                         max_input_bytes, alignments, threads, profiling, profile_events)
+                         max_input_bytes, alignments, threads, profiling, profile_events, max_text_bytes)
         plan: Dict[str, Any] = self._impl.arena_plan(limits)
         return {
             "path": self._path,

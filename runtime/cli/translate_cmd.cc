@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -306,22 +307,28 @@ class TextRunner {
     // end at a blank line once half of --max-text-bytes is reached
     const size_t max_lines = wrapped ? SIZE_MAX : size_t(SortWindowLines(a_));
     std::string line;
-    bool have = reader.Next(&line);
-    while (have) {
+    bool pending = false, eof = false;  // pending: `line` is read and belongs to the next window
+    while (!eof || pending) {
       text_.clear();
       starts_.clear();
       size_t n = 0;
-      while (have) {
-        if (n && (text_.size() + 1 + line.size() > max_text || n >= max_lines)) break;  // the next window's
+      while (n < max_lines) {  // a full window is translated before the next line is read
+        if (!pending && !reader.Next(&line)) {
+          eof = true;
+          break;
+        }
+        pending = false;
+        if (n && text_.size() + 1 + line.size() > max_text) {  // the next window's first line
+          pending = true;
+          break;
+        }
         starts_.push_back(n ? text_.size() + 1 : 0);
         if (n) text_ += '\n';
         text_ += line;
         ++n;
-        const bool blank = IsBlank(line);
-        have = reader.Next(&line);
-        if (wrapped && blank && text_.size() >= max_text / 2) break;
+        if (wrapped && IsBlank(line) && text_.size() >= max_text / 2) break;
       }
-      Window(n);
+      if (n) Window(n);
       if (out_->failed()) break;
     }
     return rc_;
@@ -494,17 +501,15 @@ double BatchPadding::InputOrderPercent() const {
 
 void AddTranslationOptions(ArgParser* p, TranslationArgs* a, int max_batch, bool pivot) {
   if (pivot) {
+    auto given = std::make_shared<int>(0);  // -m options of this parse
     p->Custom(
          "-m,--model", "MODEL",
-         [a](const std::string& v) -> std::string {
-           if (v.empty()) return " needs a file name";
-           if (a->model.empty()) {
-             a->model = v;
-           } else if (a->second_model.empty()) {
-             a->second_model = v;
-           } else {
-             return " is given more than twice (one model, or two chained through a pivot language)";
-           }
+         [a, given](const std::string& v) -> std::string {
+           if (v.empty()) return "must not be empty";
+           if (*given == 2) return "is given more than twice (one model, or two chained through a pivot language)";
+           (*given == 0 ? a->model : a->second_model) = v;
+           if (*given == 0) a->second_model.clear();
+           ++*given;
            return "";
          },
          "the .mtlite model file; twice: two models chained through a pivot language (de-en, then en-fr)")

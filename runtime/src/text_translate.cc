@@ -109,8 +109,8 @@ TextCapacities TextCapacitiesFor(const TranslatorLimits& lim) {
   if (lim.max_text_bytes <= 0) return c;
   const size_t n = size_t(lim.max_text_bytes);
   c.text_bytes = n;
-  c.sentences = n / 4 + 16;
-  c.pieces = c.sentences + n / 64 + 16;  // a call with more (a tiny max_length_break) runs in parts
+  c.sentences = n / 8 + 16;  // more is kOutOfRange (lines of a few bytes each, in sentence mode)
+  c.pieces = c.sentences;    // pieces sorted by length at a time: a call with more runs in parts
   c.output_bytes = 4 * n + 4096;
   c.piece_bytes = size_t(std::max(lim.max_input_bytes, 1));
   c.batch = size_t(std::max(lim.max_batch, 1));

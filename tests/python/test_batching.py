@@ -120,7 +120,8 @@ def test_translate_file_sorted_equals_cli(mtlite, cli, int8_model, int8_path, tm
     tr = mtlite.Translator(int8_model, max_batch=8, max_beam=2, max_input_bytes=256)
     def translate_cli(window):
         with open(src, "rb") as f:
-            p = subprocess.run([cli, "translate", "-m", int8_path, "--beam", "2", "--batch", "8", "--max-input-bytes",
+            p = subprocess.run([cli, "translate", "-m", int8_path, "--split", "none", "--beam", "2", "--batch", "8",
+                                "--max-input-bytes",
                                 "256", "--sort-window", window, "-q"], stdin=f, capture_output=True, timeout=900)
         assert p.returncode == 1
         return p.stdout.decode("utf-8").split("\n")[:-1], p.stderr.decode("utf-8")

@@ -81,7 +81,8 @@ def test_profile_needs_profiling_and_a_full_trace_drops_events(mtlite, int8_mode
 
 
 def test_info_size_profile_and_arena_plan_equal_cli(mtlite, cli, int8_model, int8_path):
-    info = int8_model.info(max_batch=4, max_source_tokens=128, max_target_tokens=64, max_beam=2, max_input_bytes=4096)
+    info = int8_model.info(max_batch=4, max_source_tokens=128, max_target_tokens=64, max_beam=2, max_input_bytes=4096,
+                           max_text_bytes=16384)
     want = json.loads(subprocess.run([cli, "info", int8_path, "--json", "--limits", "4,128,64,2"], check=True,
                                      stdout=subprocess.PIPE).stdout)
     sp = info["size_profile"]
@@ -108,14 +109,14 @@ def test_info_size_profile_and_arena_plan_equal_cli(mtlite, cli, int8_model, int
             disjoint = a["offset"] + a["bytes"] <= b["offset"] or b["offset"] + b["bytes"] <= a["offset"]
             assert not live or disjoint or not (a["bytes"] and b["bytes"]), (a, b)
     tr = mtlite.Translator(int8_model, max_batch=4, max_source_tokens=128, max_target_tokens=64, max_beam=2,
-                           max_input_bytes=4096)
+                           max_input_bytes=4096, max_text_bytes=16384)
     assert tr.arena_bytes == plan["total_bytes"]
     # Profiling reserves its records in the arena.
     prof = int8_model.info(max_batch=4, max_source_tokens=128, max_target_tokens=64, max_beam=2,
-                           max_input_bytes=4096, profiling=True)
+                           max_input_bytes=4096, profiling=True, max_text_bytes=16384)
     assert prof["limits"]["profiling"] is True
     assert prof["arena_bytes"] > info["arena_bytes"]
     assert mtlite.Translator(int8_model, max_batch=4, max_source_tokens=128, max_target_tokens=64, max_beam=2,
-                             max_input_bytes=4096, profiling=True).arena_bytes == prof["arena_bytes"]
+                             max_input_bytes=4096, profiling=True, max_text_bytes=16384).arena_bytes == prof["arena_bytes"]
     with pytest.raises(mtlite.InvalidArgumentError):
         int8_model.info(max_batch=0)

@@ -35,10 +35,10 @@ def test_translate_batch_matches_the_cli(mtlite, cli, shortlist_path, beam):
     tr = mtlite.Translator(shortlist_path, max_batch=16, max_beam=4)
     got = [r.text for r in tr.translate_batch(lines, beam_size=beam, use_shortlist=True)]
     # one runtime call of the 16 lines on both sides: the same candidates
-    _, want, _ = run_cli(cli, ["translate", "-m", shortlist_path, "--beam", str(beam), "--batch", "16",
+    _, want, _ = run_cli(cli, ["translate", "-m", shortlist_path, "--split", "none", "--beam", str(beam), "--batch", "16",
                                "--shortlist"], lines)
     assert got == want
-    _, plain, _ = run_cli(cli, ["translate", "-m", shortlist_path, "--beam", str(beam), "--batch", "16"], lines)
+    _, plain, _ = run_cli(cli, ["translate", "-m", shortlist_path, "--split", "none", "--beam", str(beam), "--batch", "16"], lines)
     assert [r.text for r in tr.translate_batch(lines, beam_size=beam)] == plain  # off by default
     assert got != plain  # the option reaches the runtime (10 candidates per token change outputs)
 

@@ -232,7 +232,7 @@ def test_cli_stream_on_a_terminal(cli, int8_path, columns):
     import subprocess
     import termios
     text = "A man in a blue shirt is standing on a ladder cleaning windows."
-    want = subprocess.run([cli, "translate", "-m", int8_path, text], stdout=subprocess.PIPE, check=True).stdout
+    want = subprocess.run([cli, "translate", "-m", int8_path, "--split", "none", text], stdout=subprocess.PIPE, check=True).stdout
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     try:

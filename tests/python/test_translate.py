@@ -15,7 +15,7 @@ def test_dev_sets_equal_cli(mtlite, cli, int8_model, int8_path, beam):
     for name in DEV_SETS:
         lines = dev_lines(name)
         got = [r.text for r in tr.translate_batch(lines, beam_size=beam)]
-        _, want, _ = run_cli(cli, ["translate", "-m", int8_path, "--beam", str(beam), "--batch", "16", "-q"], lines)
+        _, want, _ = run_cli(cli, ["translate", "-m", int8_path, "--split", "none", "--beam", str(beam), "--batch", "16", "-q"], lines)
         assert len(got) == len(want) == len(lines)
         diff = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
         assert not diff, f"{name} beam {beam}: {len(diff)} lines differ, first {diff[0] + 1}: {got[diff[0]]!r} vs {want[diff[0]]!r}"
@@ -53,11 +53,11 @@ def test_options_equal_cli(mtlite, cli, int8_model, int8_path):
     tr = mtlite.Translator(int8_model, max_batch=4, max_beam=3)
     got = [f"{r.text} ||| {r.scores[0]:.6f}" for r in
            tr.translate_batch(lines, beam_size=3, max_length=12, length_penalty=0.6, return_scores=True)]
-    _, want, _ = run_cli(cli, ["translate", "-m", int8_path, "--beam", "3", "--batch", "4", "--max-length", "12",
+    _, want, _ = run_cli(cli, ["translate", "-m", int8_path, "--split", "none", "--beam", "3", "--batch", "4", "--max-length", "12",
                                "--length-penalty", "0.6", "--scores", "-q"], lines)
     assert got == want
     got = [r.text for r in tr.translate_batch(lines, beam_size=1, max_length_ratio=0.5)]
-    _, want, _ = run_cli(cli, ["translate", "-m", int8_path, "--batch", "4", "--max-length-ratio", "0.5", "-q"], lines)
+    _, want, _ = run_cli(cli, ["translate", "-m", int8_path, "--split", "none", "--batch", "4", "--max-length-ratio", "0.5", "-q"], lines)
     assert got == want
 
 
@@ -84,7 +84,7 @@ def test_translate_iterable_and_file(mtlite, cli, int8_model, int8_path, tmp_pat
     stats = tr.translate_file(src, out, beam_size=1)
     assert stats == {"lines": 50, "errors": []}
     assert out.read_text(encoding="utf-8") == "".join(w + "\n" for w in want)
-    _, cli_out, _ = run_cli(cli, ["translate", "-m", int8_path, "-q"], lines)
+    _, cli_out, _ = run_cli(cli, ["translate", "-m", int8_path, "--split", "none", "-q"], lines)
     assert cli_out == want
     with pytest.raises(ValueError):
         list(tr.translate_iterable(lines, batch_size=9))
@@ -101,7 +101,7 @@ def test_translate_file_errors_like_cli(mtlite, cli, int8_model, int8_path, tmp_
     assert "max_input_bytes" in stats["errors"][0][1] and "UTF-8" in stats["errors"][1][1]
     p_out = out.read_text(encoding="utf-8").split("\n")[:-1]
     import subprocess
-    p = subprocess.run([cli, "translate", "-m", int8_path, "--max-input-bytes", "256", "--batch", "4", "-q"],
+    p = subprocess.run([cli, "translate", "-m", int8_path, "--split", "none", "--max-input-bytes", "256", "--batch", "4", "-q"],
                        stdin=open(src, "rb"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert p.returncode == 1
     assert p_out == p.stdout.decode("utf-8").split("\n")[:-1]
@@ -132,8 +132,10 @@ def test_translate_single_and_bytes(mtlite, int8_model):
 def test_model_info_equals_cli(mtlite, cli, int8_model, int8_path):
     import json
     import subprocess
-    # `mtlite info --limits B,S,T,BEAM` keeps the other TranslatorLimits defaults (4096 input bytes)
-    info = int8_model.info(max_batch=4, max_source_tokens=128, max_target_tokens=64, max_beam=2, max_input_bytes=4096)
+    # `mtlite info --limits B,S,T,BEAM` keeps the other TranslatorLimits defaults (4096 input bytes,
+    # 16384 text bytes)
+    info = int8_model.info(max_batch=4, max_source_tokens=128, max_target_tokens=64, max_beam=2, max_input_bytes=4096,
+                           max_text_bytes=16384)
     out = subprocess.run([cli, "info", int8_path, "--json", "--limits", "4,128,64,2"], check=True,
                          stdout=subprocess.PIPE).stdout
     want = json.loads(out)
@@ -143,7 +145,7 @@ def test_model_info_equals_cli(mtlite, cli, int8_model, int8_path):
     assert list(info["config"]) == list(want["config"])  # the same fields in the same order
     assert info["limits"]["max_n_best"] == 2
     tr = mtlite.Translator(int8_model, max_batch=4, max_source_tokens=128, max_target_tokens=64, max_beam=2,
-                           max_input_bytes=4096)
+                           max_input_bytes=4096, max_text_bytes=16384)
     assert tr.arena_bytes == info["arena_bytes"]
     assert int8_model.config["weight_type"] == "int8" and int8_model.file_size == info["file_size"]
     assert mtlite.version() == mtlite.__version__ and mtlite.__version__.count(".") == 2

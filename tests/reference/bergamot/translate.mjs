@@ -4,10 +4,19 @@
 //
 //   node translate.mjs --model M.bin --vocab V.spm [--vocab TRG.spm] [--shortlist lex.bin]
 //        [--beam N] [--precision float32|int8shiftAll|int8shiftAlphaAll]
-//        [--normalize X] [--max-length-factor F] [--batch N] < in > out
+//        [--normalize X] [--max-length-factor F] [--batch N] [--ssplit sentence|paragraph]
+//        [--html] [--separator S] [--json] < in > out
 //
 // The model is a Marian binary (.bin) file; its embedded special:model.yml gives the network.
 // One --vocab is shared by both sides; two are source then target.
+// --ssplit: Bergamot's ssplit-mode: sentence (default: a line is one sentence) or paragraph (a
+// line is a paragraph that Bergamot cuts into sentences). --html: each text is HTML (Bergamot's
+// ResponseOptions html: markup put back by the alignments). --separator S: the texts are the
+// parts of stdin between lines equal to S (each may span lines), written back the same way;
+// without it each line is one text and a line break in a translation becomes a space. --json:
+// one JSON line per text instead, {"translation": T, "spans": [[begin, end], ...], "target_spans":
+// [...]} with the byte ranges (UTF-8) of the source sentences Bergamot cut the text into and of
+// their translations in T.
 import {readFileSync, realpathSync} from 'node:fs';
 import {createRequire} from 'node:module';
 import {dirname, join} from 'node:path';
@@ -16,9 +25,14 @@ import vm from 'node:vm';
 
 function parseArgs(argv) {
   const a = {vocab: [], beam: 1, precision: 'float32', normalize: '1.0', 'max-length-factor': '3',
-             batch: 64, shortlist: null, model: null};
+             batch: 64, shortlist: null, model: null, ssplit: 'sentence', html: false, json: false,
+             separator: null};
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i].replace(/^--/, '');
+    if (k === 'html' || k === 'json') {  // flags
+      a[k] = true;
+      continue;
+    }
     const v = argv[i + 1];
     if (!(k in a) || v === undefined) throw new Error(`unknown or incomplete option ${argv[i]}`);
     if (k === 'vocab') a.vocab.push(v); else a[k] = v;
@@ -29,6 +43,7 @@ function parseArgs(argv) {
   a.beam = parseInt(a.beam, 10);
   a.batch = parseInt(a.batch, 10);
   if (!(a.beam >= 1) || !(a.batch >= 1)) throw new Error('--beam and --batch must be positive');
+  if (a.ssplit !== 'sentence' && a.ssplit !== 'paragraph') throw new Error('--ssplit is sentence or paragraph');
   return a;
 }
 
@@ -78,7 +93,8 @@ export function aligned(M, bytes, alignment) {
 }
 
 // A TranslationModel of the options a (model, vocab, shortlist, beam, precision, normalize,
-// max-length-factor); Bergamot quantizes a float32 model at load for the int8 precisions.
+// max-length-factor, ssplit: 'sentence' when absent); Bergamot quantizes a float32 model at load
+// for the int8 precisions.
 export function createModel(M, a) {
   const config = [
     `beam-size: ${a.beam}`,
@@ -91,7 +107,7 @@ export function createModel(M, a) {
     'cpu-threads: 0',
     `gemm-precision: ${a.precision}`,
     `skip-cost: ${a.beam === 1}`,  // raw logits suffice for greedy; a beam sums log-probabilities
-    'ssplit-mode: sentence',
+    `ssplit-mode: ${a.ssplit || 'sentence'}`,
     'quiet: true',
     'quiet-translation: true',
     'alignment: soft',
@@ -103,17 +119,32 @@ export function createModel(M, a) {
   return new M.TranslationModel(config, model, shortlist, vocabs, null);
 }
 
-// The translations of texts (one call of the service: Bergamot batches them itself).
-export function translateTexts(M, service, tm, texts) {
+// The translations of texts (one call of the service: Bergamot batches them itself); html: the
+// texts are HTML (the alignments place the markup); spans: {translation, spans, target_spans} per
+// text, the byte ranges of the source sentences and of their translations.
+export function translateTexts(M, service, tm, texts, html = false, spans = false) {
   const v = new M.VectorString();
   const opts = new M.VectorResponseOptions();
   for (const line of texts) {
     v.push_back(line);
-    opts.push_back({qualityScores: false, alignment: false, html: false});
+    opts.push_back({qualityScores: false, alignment: html, html});
   }
   const responses = service.translate(tm, v, opts);
   const out = [];
-  for (let j = 0; j < responses.size(); j++) out.push(responses.get(j).getTranslatedText());
+  for (let j = 0; j < responses.size(); j++) {
+    const r = responses.get(j);
+    if (!spans) {
+      out.push(r.getTranslatedText());
+      continue;
+    }
+    const ranges = [], targets = [];
+    for (let k = 0; k < r.size(); k++) {
+      const range = r.getSourceSentence(k), target = r.getTranslatedSentence(k);
+      ranges.push([range.begin, range.end]);
+      targets.push([target.begin, target.end]);
+    }
+    out.push({translation: r.getTranslatedText(), spans: ranges, target_spans: targets});
+  }
   responses.delete();
   v.delete();
   opts.delete();
@@ -122,14 +153,34 @@ export function translateTexts(M, service, tm, texts) {
 
 async function main() {
   const a = parseArgs(process.argv.slice(2));
-  const input = readFileSync(0, 'utf8').split('\n');
-  if (input.length && input[input.length - 1] === '') input.pop();
+  const lines = readFileSync(0, 'utf8').split('\n');
+  if (lines.length && lines[lines.length - 1] === '') lines.pop();
+  let input = lines;
+  if (a.separator !== null) {  // texts between separator lines
+    input = [];
+    let cur = [];
+    for (const line of lines) {
+      if (line === a.separator) {
+        input.push(cur.join('\n'));
+        cur = [];
+      } else {
+        cur.push(line);
+      }
+    }
+    if (cur.length) input.push(cur.join('\n'));
+  }
   const M = await loadBergamot();
   const tm = createModel(M, a);
   const service = new M.BlockingService({cacheSize: 0});
   const out = [];
-  for (let i = 0; i < input.length; i += a.batch) out.push(...translateTexts(M, service, tm, input.slice(i, i + a.batch)));
-  process.stdout.write(out.map((s) => s.replace(/\n/g, ' ')).join('\n') + (out.length ? '\n' : ''));
+  for (let i = 0; i < input.length; i += a.batch)
+    out.push(...translateTexts(M, service, tm, input.slice(i, i + a.batch), a.html, a.json));
+  if (a.json)
+    process.stdout.write(out.map((r) => JSON.stringify(r) + '\n').join(''));
+  else if (a.separator !== null)
+    process.stdout.write(out.map((s) => s + '\n' + a.separator + '\n').join(''));
+  else
+    process.stdout.write(out.map((s) => s.replace(/\n/g, ' ')).join('\n') + (out.length ? '\n' : ''));
 }
 
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {

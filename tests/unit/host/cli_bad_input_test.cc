@@ -95,7 +95,9 @@ TEST(CliBadInput, InvalidUtf8IsAPerLineErrorAndTheOtherLinesAreTranslated) {
   std::vector<std::string> lines = {good[0]};
   for (const std::string& bad : kInvalidUtf8) lines.push_back(bad);
   lines.push_back(good[1]);
-  for (const char* flags : {"", "--batch 4", "--batch 16 --beam 2"}) {
+  // --split none: a line is one model input, as before the text layer (the default keeps a bad
+  // sentence in place instead: TextModeKeepsBadSentencesInPlace)
+  for (const char* flags : {"--split none", "--split none --batch 4", "--split none --batch 16 --beam 2"}) {
     SCOPED_TRACE(flags);
     const CliResult r = Translate(Join(lines), flags);
     EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -116,6 +118,42 @@ TEST(CliBadInput, InvalidUtf8IsAPerLineErrorAndTheOtherLinesAreTranslated) {
     EXPECT_EQ(Count(r.err, "mtlite translate: line "), kInvalidUtf8.size()) << r.err;
     EXPECT_EQ(Count(r.err, "sentence 0"), 0u) << "the retried line is named by its line number only:\n" << r.err;
   }
+}
+
+// The default (--split paragraph): a sentence that cannot be translated is kept in its place,
+// reported with its line number; the other sentences of its line and the other lines are
+// translated; one output line per input line.
+TEST(CliBadInput, TextModeKeepsBadSentencesInPlace) {
+  const std::string good = "A dog runs in the park.";
+  const CliResult ref = Translate(good + "\n");
+  ASSERT_EQ(ref.exit_code, 0) << ref.err;
+  std::vector<std::string> lines = {good};
+  for (const std::string& bad : kInvalidUtf8) lines.push_back(good + " " + bad);
+  for (const char* flags : {"", "--batch 4"}) {
+    SCOPED_TRACE(flags);
+    const CliResult r = Translate(Join(lines), flags);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    ASSERT_EQ(r.out.size(), lines.size());
+    EXPECT_EQ(r.out[0], ref.out[0]);
+    for (size_t i = 1; i < lines.size(); ++i) {
+      // the bad sentence is the whole line or follows the good one: it is kept as it was
+      const std::string& bad = kInvalidUtf8[i - 1];
+      EXPECT_NE(r.out[i].find(bad.substr(bad.find_first_not_of(' '))), std::string::npos) << "line " << i + 1;
+      EXPECT_NE(r.err.find("line " + std::to_string(i + 1) + ": INVALID_ARGUMENT"), std::string::npos)
+          << "line " << i + 1 << " not named in:\n" << r.err;
+    }
+  }
+  // a line longer than --max-text-bytes is kept, and the limit named
+  std::string huge;
+  while (huge.size() < 70000) huge += "word ";
+  const CliResult r = Translate("A dog runs.\n" + huge + "\nA cat sleeps.\n");
+  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_EQ(r.out.size(), 3u);
+  EXPECT_FALSE(r.out[0].empty());
+  EXPECT_EQ(r.out[1], huge);
+  EXPECT_FALSE(r.out[2].empty());
+  EXPECT_NE(r.err.find("line 2: OUT_OF_RANGE"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("max_text_bytes"), std::string::npos) << r.err;
 }
 
 TEST(CliBadInput, NulBomControlAndBidiCharactersAreTranslated) {
@@ -145,7 +183,7 @@ TEST(CliBadInput, OneMegabyteLineIsAnErrorNamingTheLimit) {
   std::string huge;
   while (huge.size() < (1u << 20)) huge += "word ";
   const std::string input = "A dog runs.\n" + huge + "\nA cat sleeps.\n";
-  CliResult r = Translate(input);
+  CliResult r = Translate(input, "--split none");
   EXPECT_EQ(r.exit_code, 1);
   ASSERT_EQ(r.out.size(), 3u);
   EXPECT_FALSE(r.out[0].empty());
@@ -154,7 +192,7 @@ TEST(CliBadInput, OneMegabyteLineIsAnErrorNamingTheLimit) {
   EXPECT_NE(r.err.find("line 2: OUT_OF_RANGE"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("max_input_bytes"), std::string::npos) << r.err;
   // With the byte limit raised, the token limit catches it.
-  r = Translate(input, "--max-input-bytes 2000000");
+  r = Translate(input, "--split none --max-input-bytes 2000000");
   EXPECT_EQ(r.exit_code, 1);
   ASSERT_EQ(r.out.size(), 3u);
   EXPECT_EQ(r.out[1], "");
@@ -178,7 +216,7 @@ TEST(CliBadInput, HundredThousandShortLinesKeepTheirOrder) {
     else if (i % 3 == 1) input += " \t ";
     input += '\n';
   }
-  const CliResult r = Translate(input, "--batch 8");
+  const CliResult r = Translate(input, "--split none --batch 8");
   EXPECT_EQ(r.exit_code, 1);
   ASSERT_EQ(r.out.size(), size_t(kLines));
   int wrong = 0;

@@ -156,7 +156,7 @@ TEST(CliBatching, ErrorsNameTheirLinesInInputOrder) {
       longest + " again\n" +
       "Two cats sleep.\n"
       "A woman is reading a book in the park while her children play.\n";
-  const std::string flags = "-q --batch 4 --max-input-bytes 256 ";
+  const std::string flags = "-q --split none --batch 4 --max-input-bytes 256 ";
   const Result want = Translate(flags + "--sort-window 0", input);
   ASSERT_EQ(want.exit_code, 1);
   ASSERT_EQ(CountLines(want.out), 14u);
@@ -185,7 +185,7 @@ TEST(CliBatching, ProgressReportsLessPaddingWhenSorted) {
   // The final progress line (>= 200 lines, no -q) gives the source padding of the batches as
   // translated and as they would have been in input order.
   const std::string input = DevLines("multi30k.val", 128) + DevLines("tatoeba.dev", 128);
-  const Result r = Translate("--batch 16", input);
+  const Result r = Translate("--split none --batch 16", input);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const size_t at = r.err.find("; source padding ");
   ASSERT_NE(at, std::string::npos) << r.err;
@@ -196,7 +196,7 @@ TEST(CliBatching, ProgressReportsLessPaddingWhenSorted) {
       << r.err;
   EXPECT_GE(sorted, 0.0);
   EXPECT_LT(sorted, input_order / 2) << r.err;
-  const Result unsorted = Translate("--batch 16 --sort-window 0", input);
+  const Result unsorted = Translate("--split none --batch 16 --sort-window 0", input);
   ASSERT_EQ(unsorted.exit_code, 0) << unsorted.err;
   EXPECT_NE(unsorted.err.find("256 lines"), std::string::npos) << unsorted.err;
   EXPECT_EQ(unsorted.err.find("padding"), std::string::npos) << unsorted.err;

@@ -82,7 +82,7 @@ TEST(CliStream, GreedyPartialsGrowTokenByTokenBeforeTheirLine) {
 
 TEST(CliStream, FailingLinesAreEmptyAsWithoutStream) {
   const std::string input = std::string("A dog runs.\n") + "caf\xc3\n" + std::string(300, 'x') + "\nThe end.\n";
-  const Output plain = Translate("--max-input-bytes 256", input);
+  const Output plain = Translate("--split none --max-input-bytes 256", input);
   const Output streamed = Translate("--max-input-bytes 256 --stream", input);
   EXPECT_EQ(plain.exit_code, 1);
   EXPECT_EQ(streamed.exit_code, 1);

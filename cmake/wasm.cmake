@@ -38,7 +38,9 @@ set(_mtlite_wasm_exports
   mtlite_arena_bytes mtlite_translator_create_in_arena mtlite_translator_free
   mtlite_result_count mtlite_result_get
   mtlite_profile_summary_get mtlite_profile_entry_get mtlite_profile_event_get
-  mtlite_web_translate mtlite_web_alloc mtlite_web_free mtlite_web_model_info)
+  mtlite_translate_text mtlite_text_sentence_get mtlite_text_word_get
+  mtlite_web_translate mtlite_web_translate_text mtlite_web_alloc mtlite_web_free mtlite_web_model_info
+  mtlite_web_html_text mtlite_web_vocab_new mtlite_web_vocab_free mtlite_web_tokenize)
 list(TRANSFORM _mtlite_wasm_exports PREPEND "'_")
 list(TRANSFORM _mtlite_wasm_exports APPEND "'")
 list(JOIN _mtlite_wasm_exports "," _mtlite_wasm_exports)
@@ -49,6 +51,8 @@ set(_mtlite_wasm_link
 add_executable(mtlite_wasm ${CMAKE_SOURCE_DIR}/web/src/mtlite_web.cc)
 set_target_properties(mtlite_wasm PROPERTIES OUTPUT_NAME ${MTLITE_WASM_NAME} SUFFIX ".wasm")
 target_link_libraries(mtlite_wasm PRIVATE mtlite)
+# The glue reads two of the runtime's internal headers (the HTML parser, the vocabulary tables).
+target_include_directories(mtlite_wasm PRIVATE ${CMAKE_SOURCE_DIR}/runtime/src)
 target_link_options(mtlite_wasm PRIVATE ${_mtlite_wasm_link} --no-entry --js-library ${CMAKE_SOURCE_DIR}/web/src/imports.js
   "SHELL:-s EXPORTED_FUNCTIONS=[${_mtlite_wasm_exports}]")
 

@@ -19,7 +19,7 @@ PKGS=(build-essential cmake ninja-build pkg-config git
       clang-14 libclang-rt-14-dev valgrind
       python3 python3-numpy python3-torch libopenblas0-pthread python3-sentencepiece python3-matplotlib
       python3-dev pybind11-dev python3-pytest
-      emscripten node-acorn nodejs node-typescript chromium)
+      emscripten node-acorn nodejs node-typescript chromium firefox-esr)
 ARM_PKGS=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user
           libc6:arm64 libc6:armhf libstdc++6:arm64 libstdc++6:armhf
           libgtest-dev:arm64 libgtest-dev:armhf libflatbuffers-dev:arm64 libflatbuffers-dev:armhf)
@@ -55,6 +55,12 @@ fi
 for i in 1 2 3; do
   (cd tests/reference/bergamot && npm ci --no-audit --no-fund --loglevel=error) && break
   [ $i = 3 ] && { echo "setup: npm ci in tests/reference/bergamot failed" >&2; exit 1; }
+  sleep 5
+done
+# The page test drives headless Firefox through puppeteer-core (tests/wasm, from its package-lock.json).
+for i in 1 2 3; do
+  (cd tests/wasm && npm ci --no-audit --no-fund --loglevel=error) && break
+  [ $i = 3 ] && { echo "setup: npm ci in tests/wasm failed" >&2; exit 1; }
   sleep 5
 done
 

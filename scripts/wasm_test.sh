@@ -4,20 +4,28 @@
 #   2. the kernel tests of tests/unit under node: every kernel of the "wasm-simd128" table against
 #      the scalar reference, bit for bit (tile edges and tails included);
 #   3. the JavaScript API (tests/wasm/api_test.mjs) and its edges (tests/wasm/js_defects_test.mjs:
-#      bad models' reasons, calls from onToken, wrong arguments, defaults) with both modules, its
+#      bad models' reasons, calls from onToken, wrong arguments, defaults), the text layer and
+#      tokenize (tests/wasm/text_test.mjs), AsyncTranslator in worker_threads (tests/wasm/async_test.mjs)
+#      with both modules, its
 #      TypeScript declarations (tsc, Debian node-typescript), the CLI's number format
 #      (tests/wasm/format_test.mjs);
 #   4. `node web/mtlite.mjs translate` against the native `mtlite translate`, byte for byte (stdout,
 #      stderr, exit code): dev sentences greedy with --scores and beam 4 with --n-best 4 --scores,
 #      batches with alignments, streaming, the module without SIMD128, and the bad input lines of
-#      tests/unit/host/cli_bad_input_test.cc (tests/wasm/bad_input.mjs) with several batch sizes;
+#      tests/unit/host/cli_bad_input_test.cc (tests/wasm/bad_input.mjs) with several batch sizes, and the
+#      text layer (--split paragraph / sentence / wrapped, --html, --max-length-break,
+#      --max-text-bytes) on tests/wasm/data/ and the page's sample article;
 #   5. the page (web/page/) in headless Chromium (tests/wasm/page_test.mjs): the demo model, 20
 #      sentences translated in its Web Worker equal to the native CLI's, token by token; a
-#      screenshot in build-wasm/test/page.png;
-#   6. `npm pack --dry-run`: the package holds the API, its declarations, the CLI and both modules.
+#      screenshot in build-wasm/test/page.png; its text and HTML modes in Chromium and Firefox
+#      (puppeteer-core from tests/wasm/node_modules): paragraphs, an HTML snippet and the sample
+#      page equal to the native CLI's (paragraph mode, --html); a screenshot in
+#      build-wasm/test/page_text.png (docs/images/page_text.png is one);
+#   6. `npm pack --dry-run`: the package holds the API, its declarations, the worker, the CLI and both modules.
 # Environment: MTLITE_HOST_BUILD (default build; needs mtlite and models/demo.int8.mtlite),
 # MTLITE_WASM_LINES (dev sentences, default 300: half multi30k, half tatoeba), MTLITE_WASM_PAGE=0
-# (skip the page; CHROMIUM: the browser, default chromium), JOBS.
+# (skip the page; CHROMIUM: the browser, default chromium; MTLITE_WASM_FIREFOX=0 skips Firefox,
+# FIREFOX: its command, default firefox-esr), JOBS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOST=$(realpath -m "${MTLITE_HOST_BUILD:-build}")
@@ -47,6 +55,10 @@ node tests/wasm/api_test.mjs "$MODEL" || die "JavaScript API (SIMD128 module)"
 node tests/wasm/api_test.mjs "$MODEL" --simd=0 || die "JavaScript API (module without SIMD128)"
 node tests/wasm/js_defects_test.mjs "$MODEL" || die "JavaScript API edges (SIMD128 module)"
 node tests/wasm/js_defects_test.mjs "$MODEL" --simd=0 || die "JavaScript API edges (module without SIMD128)"
+node tests/wasm/text_test.mjs "$MODEL" || die "the text layer and tokenize (SIMD128 module)"
+node tests/wasm/text_test.mjs "$MODEL" --simd=0 || die "the text layer and tokenize (module without SIMD128)"
+node tests/wasm/async_test.mjs "$MODEL" || die "AsyncTranslator in worker_threads (SIMD128 module)"
+node tests/wasm/async_test.mjs "$MODEL" --simd=0 || die "AsyncTranslator in worker_threads (module without SIMD128)"
 node tests/wasm/format_test.mjs || die "number format"
 if command -v tsc >/dev/null; then
   tsc --noEmit --strict --target es2020 --module es2020 --moduleResolution node tests/wasm/types_test.ts ||
@@ -88,6 +100,22 @@ compare bad-input "$WORK/bad.txt"
 compare bad-input-batch "$WORK/bad.txt" --batch 4
 compare bad-input-beam "$WORK/bad.txt" --batch 16 --beam 2
 compare bad-input-bytes "$WORK/bad.txt" --max-input-bytes 2000000
+compare bad-input-wrapped "$WORK/bad.txt" --split wrapped --batch 3
+# the text layer (Translator.translateText): paragraphs of several sentences (abbreviations,
+# numbers, quotes), windows of lines, pieces at --max-length-break, --max-text-bytes per line
+# (lines over it kept untranslated), soft line breaks and blank lines (--split wrapped), HTML
+compare paragraphs tests/wasm/data/paragraphs.en
+compare paragraphs-batch tests/wasm/data/paragraphs.en --batch 4 --beam 2
+compare paragraphs-break tests/wasm/data/paragraphs.en --max-length-break 5 --batch 2
+compare paragraphs-text-bytes tests/wasm/data/paragraphs.en --max-text-bytes 100 --batch 4
+compare paragraph-dev "$WORK/dev.en" --batch 8
+compare sentence-dev "$WORK/dev40.en" --split sentence --batch 3
+compare wrapped tests/wasm/data/wrapped.en --split wrapped
+compare wrapped-text-bytes tests/wasm/data/wrapped.en --split wrapped --max-text-bytes 60 --batch 2
+compare html tests/wasm/data/snippet.html --html
+compare html-beam tests/wasm/data/snippet.html --html --beam 2 --batch 8
+compare html-text-bytes tests/wasm/data/snippet.html --html --max-text-bytes 200
+compare html-sample web/page/sample.html --html --batch 8
 say "CLI equal to the native one ($(since "$t") s)"
 
 t=$(now)
@@ -98,13 +126,20 @@ else
     die "chromium missing (apt-get install chromium; scripts/setup.sh does), or MTLITE_WASM_PAGE=0 to skip the page"
   tail -n 20 "$WORK/dev.en" > "$WORK/page.en"
   "$HOST/mtlite" translate -m "$MODEL" -q < "$WORK/page.en" > "$WORK/page.native"
-  node tests/wasm/page_test.mjs "$WORK/page.en" "$WORK/page.native" "$WORK/page.png" || die "the page in Chromium"
-  say "page in headless Chromium ($(since "$t") s)"
+  "$HOST/mtlite" translate -m "$MODEL" -q < tests/wasm/data/paragraphs.en > "$WORK/page-paragraphs.native"
+  "$HOST/mtlite" translate -m "$MODEL" -q --html < tests/wasm/data/snippet.html > "$WORK/page-snippet.native"
+  "$HOST/mtlite" translate -m "$MODEL" -q --html < web/page/sample.html > "$WORK/page-sample.native"
+  [ -d tests/wasm/node_modules/puppeteer-core ] || [ "${MTLITE_WASM_FIREFOX:-1}" = 0 ] ||
+    die "tests/wasm/node_modules missing (cd tests/wasm && npm ci; scripts/setup.sh does), or MTLITE_WASM_FIREFOX=0"
+  node tests/wasm/page_test.mjs "$WORK/page.en" "$WORK/page.native" "$WORK/page.png" 1 \
+    tests/wasm/data/paragraphs.en "$WORK/page-paragraphs.native" tests/wasm/data/snippet.html "$WORK/page-snippet.native" \
+    "$WORK/page-sample.native" "$WORK/page_text.png" || die "the page in Chromium / Firefox"
+  say "page in headless Chromium and Firefox ($(since "$t") s)"
 fi
 
 t=$(now)
 (cd web && npm pack --dry-run --offline --json 2>/dev/null) > "$WORK/pack.json"
-for f in mtlite.js mtlite.d.ts mtlite.mjs wasi.js format.js README.md dist/mtlite.wasm dist/mtlite-nosimd.wasm; do
+for f in mtlite.js mtlite.d.ts mtlite.mjs wasi.js worker.js format.js README.md dist/mtlite.wasm dist/mtlite-nosimd.wasm; do
   grep -q "\"path\": \"$f\"" "$WORK/pack.json" || die "npm pack: $f is not in the package"
 done
 say "npm pack: $(grep -c '"path"' "$WORK/pack.json") files ($(since "$t") s)"

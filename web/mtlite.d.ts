@@ -6,11 +6,12 @@ export function hasSimd128(): boolean;
 /**
  * The runtime's status codes (runtime/include/mtlite/mtlite.h), by name, and the package's own
  * 'BUSY': a call into the module (translate, profile, createTranslator, loadModel, dispose) from an
- * onToken callback, refused while the translation runs.
+ * onToken callback, refused while the translation runs; 'CANCELLED': an AsyncTranslator request
+ * superseded by a newer one of its key, or unfinished when the AsyncTranslator was disposed.
  */
 export type MtliteCode =
   | 'INVALID_ARGUMENT' | 'INVALID_MODEL' | 'CHECKSUM_MISMATCH' | 'IO_ERROR' | 'OUT_OF_RANGE'
-  | 'UNSUPPORTED' | 'RESOURCE_EXHAUSTED' | 'INTERNAL' | 'BUSY' | 'UNKNOWN';
+  | 'UNSUPPORTED' | 'RESOURCE_EXHAUSTED' | 'INTERNAL' | 'BUSY' | 'CANCELLED' | 'UNKNOWN';
 
 /**
  * Every error the package throws; message is "CODE: reason". Wrong arguments and options (unknown
@@ -22,7 +23,7 @@ export class MtliteError extends Error {
   readonly name: 'MtliteError';
   /** The status code's name, e.g. 'INVALID_ARGUMENT'. */
   readonly code: MtliteCode;
-  /** The status code's number (mtlite_status); -1 for 'BUSY'. */
+  /** The status code's number (mtlite_status); -1 for 'BUSY', -2 for 'CANCELLED'. */
   readonly status: number;
   /** The message: the runtime's, or the package's (naming the wrong argument). */
   readonly reason: string;
@@ -65,6 +66,12 @@ export interface Limits {
   /** Reserve the profiler's records (translate with profile: true, then profile()). */
   profiling?: boolean;
   profileEvents?: number;
+  /**
+   * UTF-8 bytes of text per translateText call (default 65536, as the native CLI's
+   * --max-text-bytes); 0: no text layer (a smaller arena). translateText with html also needs
+   * alignments: true.
+   */
+  maxTextBytes?: number;
 }
 
 export interface TokenEvent {
@@ -101,6 +108,87 @@ export interface TranslateOptions {
   onToken?: (event: TokenEvent) => void;
   /** Also return each hypothesis's text as UTF-8 bytes. */
   textBytes?: boolean;
+}
+
+/** How translateText cuts text into sentences. */
+export type SplitMode = 'paragraph' | 'sentence' | 'wrapped' | 'none';
+
+export interface TranslateTextOptions {
+  /**
+   * 'paragraph' (the default without html): a line is a paragraph, cut into sentences; 'sentence':
+   * a line is a sentence; 'wrapped' (the default with html): blank lines separate paragraphs,
+   * single line breaks are soft; 'none': the whole text is one sentence.
+   */
+  split?: SplitMode;
+  /**
+   * The text is HTML: tags, comments and character references are kept in place (inline tags
+   * around the words aligned to those they wrapped); script, style, code, translate="no" and
+   * class="notranslate" are not translated. Needs a translator created with alignments: true
+   * (else MtliteError 'INVALID_ARGUMENT').
+   */
+  html?: boolean;
+  /** Longer sentences (source tokens) are translated in pieces (default 128). */
+  maxLengthBreak?: number;
+  /** The sentence splitter's rules, e.g. 'en', 'de' (default: the model's source language). */
+  language?: string;
+  /** Word and sentence quality scores (each sentence's quality and words). */
+  quality?: boolean;
+  beam?: number;
+  maxLength?: number;
+  maxLengthRatio?: number;
+  maxLengthOffset?: number;
+  lengthPenalty?: number;
+  shortlist?: boolean;
+  profile?: boolean;
+  /** Also textBytes (the translation as UTF-8) and each sentence's UTF-8 byte offsets (bytes). */
+  textBytes?: boolean;
+}
+
+export interface TextSentence {
+  /** The sentence's text (html: of the text content). */
+  source: string;
+  /** Its translation (its source when it failed). */
+  translation: string;
+  /** String indices of source in the input (html: in plainSource). */
+  sourceStart: number;
+  sourceEnd: number;
+  /** String indices of translation in text (html: in plainTarget). */
+  targetStart: number;
+  targetEnd: number;
+  /** null, or why it was kept untranslated. */
+  error: MtliteError | null;
+  /** > 1: cut at maxLengthBreak and translated in pieces. */
+  pieces: number;
+  /** The sum of its pieces' scores (length-normalised log-probabilities). */
+  score: number;
+  /** With quality: the mean of its words' scores. */
+  quality?: number;
+  /** With quality: its words (offsets as targetStart / targetEnd), each the mean log-probability of its tokens. */
+  words?: { text: string; targetStart: number; targetEnd: number; score: number }[];
+  /** UTF-8 byte offsets as the runtime gives them (with textBytes). */
+  bytes?: { sourceStart: number; sourceEnd: number; targetStart: number; targetEnd: number };
+}
+
+export interface TextResult {
+  /** The translation (html: HTML). */
+  text: string;
+  sentences: TextSentence[];
+  /** The number of sentences kept untranslated. */
+  failed: number;
+  /** The first of their errors (with the runtime's message), or null. */
+  firstError: MtliteError | null;
+  /** html: the text contents of the input and of text, which the sentences' offsets index. */
+  plainSource?: string;
+  plainTarget?: string;
+  /** With textBytes: text as UTF-8. */
+  textBytes?: Uint8Array;
+}
+
+export interface Tokens {
+  /** Source ids, with the final </s> (none for an empty text). */
+  ids: Int32Array;
+  /** Their pieces, the source vocabulary's strings ('\u2581' marks a word's start). */
+  pieces: string[];
 }
 
 export interface Hypothesis {
@@ -172,6 +260,8 @@ export class Mtlite {
 export class Model {
   readonly config: ModelConfig;
   createTranslator(limits?: Limits): Translator;
+  /** The source ids of a text as the translators encode it, and their pieces. */
+  tokenize(text: string | Uint8Array): Tokens;
   /** Frees the model and its translators; once disposed, nothing. */
   dispose(): void;
 }
@@ -182,8 +272,51 @@ export class Translator {
   readonly limits: Required<Omit<Limits, 'profileEvents'>>;
   /** Texts as strings, or as UTF-8 bytes passed to the runtime as they are. Throws MtliteError. */
   translate(texts: ReadonlyArray<string | Uint8Array>, options?: TranslateOptions): SentenceResult[];
+  /**
+   * The text layer: the text cut into sentences, translated, put back with its own whitespace
+   * (and markup). A sentence that fails is kept untranslated; errors of the whole call (more than
+   * maxTextBytes, bad options) throw MtliteError.
+   */
+  translateText(text: string | Uint8Array, options?: TranslateTextOptions): TextResult;
   /** The profile of the last call (translate with profile: true). */
   profile(): Profile;
   /** Frees the translator; once disposed, nothing. */
+  dispose(): void;
+}
+
+/** A request's key: a newer request of the same key supersedes it (MtliteError 'CANCELLED'). */
+export interface RequestKey {
+  key?: string | number;
+}
+
+export interface AsyncTranslatorOptions {
+  /** The .mtlite file's bytes (copied to the worker). */
+  model: Uint8Array | ArrayBuffer;
+  limits?: Limits;
+  verify?: boolean;
+  wasm?: Uint8Array | ArrayBuffer | URL | string;
+  simd?: boolean;
+  env?: Record<string, string>;
+  /** The URL of worker.js (default: next to mtlite.js). */
+  worker?: URL | string;
+}
+
+/**
+ * A translator on a worker's thread (a Web Worker, or a Node worker_threads Worker): Translator's
+ * calls as Promises, run one at a time in order. A request with a key supersedes the previous
+ * request of that key, which rejects with MtliteError 'CANCELLED' (a running one when it ends; its
+ * result is dropped). An idle worker does not keep Node running.
+ */
+export class AsyncTranslator {
+  static create(options: AsyncTranslatorOptions): Promise<AsyncTranslator>;
+  readonly version: string;
+  readonly kernelTable: string;
+  readonly config: ModelConfig;
+  readonly limits: Required<Omit<Limits, 'profileEvents'>>;
+  readonly arenaBytes: number;
+  translate(texts: ReadonlyArray<string | Uint8Array>, options?: TranslateOptions & RequestKey): Promise<SentenceResult[]>;
+  translateText(text: string | Uint8Array, options?: TranslateTextOptions & RequestKey): Promise<TextResult>;
+  tokenize(text: string | Uint8Array): Promise<Tokens>;
+  /** Stops the worker; unfinished requests reject with 'CANCELLED', later ones with 'INVALID_ARGUMENT'. */
   dispose(): void;
 }

@@ -22,15 +22,17 @@ const CODES = ['OK', 'INVALID_ARGUMENT', 'INVALID_MODEL', 'CHECKSUM_MISMATCH', '
   'UNSUPPORTED', 'RESOURCE_EXHAUSTED', 'INTERNAL'];
 
 // Statuses this file throws itself; BUSY is the package's own (no runtime status has its number).
-const INVALID_ARGUMENT = 1, IO_ERROR = 4, RESOURCE_EXHAUSTED = 7, INTERNAL = 8, BUSY = -1;
+const INVALID_ARGUMENT = 1, IO_ERROR = 4, RESOURCE_EXHAUSTED = 7, INTERNAL = 8, BUSY = -1, CANCELLED = -2;
 
 /**
  * An error of the runtime or of the package: code (e.g. 'INVALID_ARGUMENT'; 'BUSY': a call into the
- * module from an onToken callback), status (its number; -1 for BUSY), reason (the message).
+ * module from an onToken callback; 'CANCELLED': an AsyncTranslator request superseded by a newer one
+ * of its key, or pending when the translator was disposed), status (its number; -1 for BUSY, -2 for
+ * CANCELLED), reason (the message).
  */
 export class MtliteError extends Error {
   constructor(status, reason) {
-    const code = status === BUSY ? 'BUSY' : CODES[status] || 'UNKNOWN';
+    const code = status === BUSY ? 'BUSY' : status === CANCELLED ? 'CANCELLED' : CODES[status] || 'UNKNOWN';
     super(`${code}: ${reason}`);
     this.name = 'MtliteError';
     this.status = status;
@@ -108,24 +110,40 @@ const MODEL_OPTIONS = { verify: kind.bool };
 const LIMIT_OPTIONS = {
   maxBatch: kind.int(1), maxSourceTokens: kind.int(1), maxTargetTokens: kind.int(1), maxBeam: kind.int(1),
   maxNBest: kind.int(1), maxInputBytes: kind.int(1), alignments: kind.bool, profiling: kind.bool,
-  profileEvents: kind.int(0),
+  profileEvents: kind.int(0), maxTextBytes: kind.int(0),
 };
 const TRANSLATE_OPTIONS = {
   beam: kind.int(1), nBest: kind.int(1), scores: kind.bool, alignments: kind.bool, maxLength: kind.int(1),
   maxLengthRatio: kind.number(0), maxLengthOffset: kind.int(0), lengthPenalty: kind.number(), shortlist: kind.bool,
   profile: kind.bool, onToken: kind.func, textBytes: kind.bool,
 };
+// translateText: the text layer's own options and those of translate that apply to every sentence.
+const SPLIT_MODES = ['none', 'sentence', 'paragraph', 'wrapped']; // mtlite_split_mode's order
+const TEXT_OPTIONS = {
+  html: kind.bool,
+  split: [(v) => SPLIT_MODES.includes(v), `one of ${SPLIT_MODES.map((m) => `'${m}'`).join(', ')}`],
+  maxLengthBreak: kind.int(1),
+  language: [(v) => typeof v === 'string' && /^[A-Za-z0-9_-]{1,32}$/.test(v), 'a language code such as "en"'],
+  quality: kind.bool,
+  ...Object.fromEntries(['beam', 'maxLength', 'maxLengthRatio', 'maxLengthOffset', 'lengthPenalty', 'shortlist',
+    'profile', 'textBytes'].map((k) => [k, TRANSLATE_OPTIONS[k]])),
+};
 
 // The default limit maxInputBytes: the native CLI's --max-input-bytes (runtime/cli/commands.h), so
 // that the package and both command lines accept the same texts (the C++ API's default is 4096).
 const DEFAULT_MAX_INPUT_BYTES = 16384;
+// The default limit maxTextBytes (bytes of text per translateText call): the native CLI's
+// --max-text-bytes.
+const DEFAULT_MAX_TEXT_BYTES = 65536;
 
 // The module's exports this file calls (a module without them is not mtlite's).
 const EXPORTS = ['memory', '_initialize', 'mtlite_version', 'mtlite_kernel_table', 'mtlite_last_error',
   'mtlite_limits_default', 'mtlite_model_storage_bytes', 'mtlite_model_from_buffer_storage', 'mtlite_model_free',
   'mtlite_arena_bytes', 'mtlite_translator_create_in_arena', 'mtlite_translator_free', 'mtlite_result_count',
   'mtlite_result_get', 'mtlite_profile_summary_get', 'mtlite_profile_entry_get', 'mtlite_profile_event_get',
-  'mtlite_web_translate', 'mtlite_web_alloc', 'mtlite_web_free', 'mtlite_web_model_info'];
+  'mtlite_web_translate', 'mtlite_web_alloc', 'mtlite_web_free', 'mtlite_web_model_info', 'mtlite_web_translate_text',
+  'mtlite_text_sentence_get', 'mtlite_text_word_get', 'mtlite_web_html_text', 'mtlite_web_vocab_new', 'mtlite_web_vocab_free',
+  'mtlite_web_tokenize'];
 
 const isNode = typeof process === 'object' && process.versions != null && process.versions.node != null;
 
@@ -154,11 +172,49 @@ async function readBytes(where) {
 const LIMITS = { maxBatch: 0, maxSourceTokens: 4, maxTargetTokens: 8, maxBeam: 12, maxNBest: 16,
   maxInputBytes: 20, alignments: 24, numThreads: 28, profiling: 32, profileEvents: 36, maxTextBytes: 40 };
 const HYP_BYTES = 28;
+// mtlite_text_result (at scratch + 64) and mtlite_text_sentence (at scratch)
+const TEXT_RESULT_AT = 64;
 // [0, 72): limits / a hypothesis / a profile record; [64, 160): out values; [256, 768): a message
 const SCRATCH_BYTES = 768, MESSAGE_AT = 256, MESSAGE_BYTES = 512;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+// ignoreBOM: a U+FEFF at the start of a text is a character of it (the runtime passes it through).
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+
+// Maps UTF-8 byte offsets of `bytes` to indices of the JavaScript string that `decoder` makes of
+// them: a 4-byte sequence is two UTF-16 code units, every other one unit, and invalid UTF-8 counts
+// as the decoder replaces it (one U+FFFD per maximal subpart of a sequence, as the Encoding
+// standard says). Offsets past the end map to the string's length.
+function utf16Offsets(bytes) {
+  const n = bytes.length, map = new Uint32Array(n + 1);
+  let units = 0, i = 0;
+  while (i < n) {
+    map[i] = units;
+    const b = bytes[i];
+    let need = 0, lo = 0x80, hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) need = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      if (b === 0xe0) lo = 0xa0;
+      if (b === 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      if (b === 0xf0) lo = 0x90;
+      if (b === 0xf4) hi = 0x8f;
+    }
+    let j = i + 1, k = 0;
+    while (k < need && j < n && bytes[j] >= lo && bytes[j] <= hi) {
+      map[j++] = units;
+      ++k;
+      lo = 0x80;
+      hi = 0xbf;
+    }
+    units += need === 3 && k === 3 ? 2 : 1; // a character, or one U+FFFD (ASCII: one unit)
+    i = j;
+  }
+  map[n] = units;
+  return (byte) => map[Math.min(byte, n)];
+}
 
 // A trap of the module (a bug: it should never trap) as an MtliteError; other errors pass as they are.
 function trapped(e) {
@@ -278,7 +334,7 @@ export class Mtlite {
       const storageBytes = this._u32(out);
       storage = this._alloc(storageBytes);
       this._check(x.mtlite_model_from_buffer_storage(data, bytes.length, options.verify ? 1 : 0, storage, storageBytes, out));
-      return new Model(this, this._u32(out), data, storage, {
+      return new Model(this, this._u32(out), data, bytes.length, storage, {
         positionsStored: info[0] !== 0, maxPositions: info[1], defaultBeam: info[2], defaultMaxLength: info[3],
         sourceVocabSize: info[4], targetVocabSize: info[5], hasShortlist: info[6] !== 0, dModel: info[7],
       });
@@ -286,6 +342,21 @@ export class Mtlite {
       this._free(storage);
       this._free(data);
       throw trapped(e);
+    }
+  }
+
+  // The text content of an HTML document (UTF-8 bytes) as the text layer parses it, as bytes.
+  _htmlText(html) {
+    const x = this._x, out = this._scratch + 64, message = this._scratch + MESSAGE_AT;
+    const p = this._alloc(2 * html.length + 2);
+    try {
+      this._bytes().set(html, p);
+      const status = x.mtlite_web_html_text(p, html.length, p + html.length + 1, out, message, MESSAGE_BYTES);
+      if (status !== 0) throw new MtliteError(status, this._cstring(message));
+      const at = p + html.length + 1;
+      return new Uint8Array(x.memory.buffer.slice(at, at + this._u32(out)));
+    } finally {
+      this._free(p);
     }
   }
 
@@ -305,10 +376,12 @@ export class Mtlite {
 
 /** A loaded model; config: positionsStored, maxPositions, defaultBeam, defaultMaxLength, vocabulary sizes, hasShortlist, dModel. */
 export class Model {
-  constructor(mt, handle, data, storage, config) {
+  constructor(mt, handle, data, size, storage, config) {
     this._mt = mt;
     this._h = handle;
     this._data = data;
+    this._size = size;
+    this._vocab = 0; // the tokenizer of tokenize(), made on its first call
     this._storage = storage;
     this._translators = new Set();
     this.config = config;
@@ -316,9 +389,10 @@ export class Model {
 
   /**
    * A translator for these limits (camelCase fields of mtlite_limits: maxBatch, maxSourceTokens,
-   * maxTargetTokens, maxBeam, maxNBest, maxInputBytes, alignments, profiling, profileEvents; unset:
-   * the runtime's defaults, maxNBest at most maxBeam, maxInputBytes 16384 as in the native CLI); its
-   * arena is allocated here, once.
+   * maxTargetTokens, maxBeam, maxNBest, maxInputBytes, alignments, profiling, profileEvents,
+   * maxTextBytes; unset: the runtime's defaults, maxNBest at most maxBeam, maxInputBytes 16384 and
+   * maxTextBytes 65536 as in the native CLI; maxTextBytes 0: no translateText, a smaller arena;
+   * translateText with html needs alignments: true); its arena is allocated here, once.
    */
   createTranslator(limits) {
     limits = checkOptions(limits, LIMIT_OPTIONS, 'createTranslator limits');
@@ -328,6 +402,7 @@ export class Model {
     x.mtlite_limits_default(lp);
     const v = mt._view();
     v.setInt32(lp + LIMITS.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, true);
+    v.setInt32(lp + LIMITS.maxTextBytes, DEFAULT_MAX_TEXT_BYTES, true);
     for (const [k, value] of Object.entries(limits)) {
       if (value !== undefined) v.setInt32(lp + LIMITS[k], typeof value === 'boolean' ? Number(value) : value, true);
     }
@@ -350,10 +425,53 @@ export class Model {
     const t = new Translator(this, mt._u32(out), arena, arenaBytes, {
       maxBatch: read('maxBatch'), maxSourceTokens: read('maxSourceTokens'), maxTargetTokens: read('maxTargetTokens'),
       maxBeam: read('maxBeam'), maxNBest: read('maxNBest'), maxInputBytes: read('maxInputBytes'),
-      alignments: read('alignments') !== 0, profiling: read('profiling') !== 0,
+      alignments: read('alignments') !== 0, profiling: read('profiling') !== 0, maxTextBytes: read('maxTextBytes'),
     });
     this._translators.add(t);
     return t;
+  }
+
+  /**
+   * The source ids of a text as the translators encode it (with the final </s>) and their pieces,
+   * the source vocabulary's strings ("▁" marks a word start): {ids: Int32Array, pieces:
+   * string[]}. An empty text gives no ids. text: a string or a Uint8Array of UTF-8.
+   */
+  tokenize(text) {
+    if (typeof text !== 'string' && !(text instanceof Uint8Array)) {
+      throw invalid(`tokenize: text must be a string or a Uint8Array, not ${show(text)}`);
+    }
+    if (!this._h) throw invalid('tokenize: the model was disposed');
+    const mt = this._mt, x = mt._x, out = mt._scratch + 64, message = mt._scratch + MESSAGE_AT;
+    mt._idle('tokenize');
+    try {
+      if (!this._vocab) {
+        this._vocab = x.mtlite_web_vocab_new(this._data, this._size, message, MESSAGE_BYTES);
+        if (!this._vocab) throw new MtliteError(INTERNAL, `tokenize: ${mt._cstring(message)}`);
+      }
+      const bytes = typeof text === 'string' ? encoder.encode(text) : text;
+      const input = mt._alloc(bytes.length);
+      let block = 0;
+      try {
+        mt._bytes().set(bytes, input);
+        const status = x.mtlite_web_tokenize(this._vocab, input, bytes.length, out, message, MESSAGE_BYTES);
+        if (status !== 0) throw new MtliteError(status, mt._cstring(message) || 'cannot tokenize the text');
+        block = mt._u32(out);
+        const v = mt._view(), n = v.getInt32(block, true);
+        const ids = new Int32Array(x.memory.buffer.slice(block + 4, block + 4 + 4 * n));
+        const offsets = block + 4 + 4 * n, chars = offsets + 4 * (n + 1);
+        const pieces = [];
+        for (let i = 0; i < n; ++i) {
+          const b = v.getUint32(offsets + 4 * i, true), e = v.getUint32(offsets + 4 * (i + 1), true);
+          pieces.push(mt._cstring(chars + b, e - b));
+        }
+        return { ids, pieces };
+      } finally {
+        mt._free(block);
+        mt._free(input);
+      }
+    } catch (e) {
+      throw trapped(e);
+    }
   }
 
   /** Frees the model and its translators (again: nothing). */
@@ -361,6 +479,8 @@ export class Model {
     if (!this._h) return;
     this._mt._idle('Model.dispose');
     for (const t of [...this._translators]) t.dispose();
+    if (this._vocab) this._mt._x.mtlite_web_vocab_free(this._vocab);
+    this._vocab = 0;
     this._mt._x.mtlite_model_free(this._h);
     this._mt._free(this._storage);
     this._mt._free(this._data);
@@ -478,6 +598,132 @@ export class Translator {
   }
 
   /**
+   * Translates a text (a string, or a Uint8Array of UTF-8): the runtime's text layer cuts it into
+   * sentences (options.split: 'paragraph' (the default: a line is a paragraph), 'sentence' (a line
+   * is a sentence), 'wrapped' (blank lines separate paragraphs, single line breaks are soft; the
+   * default with html), 'none' (the whole text is one sentence)), translates them and puts them
+   * back with the text's own whitespace. options.html: the text is HTML; tags, comments and
+   * character references are kept in place (inline tags around the words aligned to the ones they
+   * wrapped) and script, style, code and translate="no" elements are not translated; needs a
+   * translator created with alignments: true. options.maxLengthBreak: longer sentences (source
+   * tokens) are translated in pieces (128); options.language: the splitter's rules ("en", "de";
+   * default: the model's source language); and beam, maxLength, maxLengthRatio, maxLengthOffset,
+   * lengthPenalty, shortlist, profile as in translate.
+   *
+   * Returns {text, sentences, failed, firstError} (html: also plainSource and plainTarget, the text
+   * contents that the sentences index): per sentence {source, translation, sourceStart, sourceEnd,
+   * targetStart, targetEnd, error, pieces, score}, the offsets as indices of JavaScript strings (of
+   * the input and of text; html: of plainSource and plainTarget), score the sum of its pieces'
+   * scores (the length-normalised log-probability), error null or an MtliteError: a sentence that
+   * fails is kept untranslated in its place (failed counts them; firstError is the first one's
+   * error, with the runtime's message). Errors of the whole call (more than maxTextBytes, invalid
+   * UTF-8, bad options) throw MtliteError. options.textBytes: also textBytes (the translation as
+   * UTF-8) and per sentence bytes: {sourceStart, sourceEnd, targetStart, targetEnd} as UTF-8 byte
+   * offsets, as the runtime gives them.
+   */
+  translateText(text, options) {
+    if (typeof text !== 'string' && !(text instanceof Uint8Array)) {
+      throw invalid(`translateText: text must be a string or a Uint8Array, not ${show(text)}`);
+    }
+    options = checkOptions(options, TEXT_OPTIONS, 'translateText options');
+    if (!this._h) throw invalid('translateText: the translator was disposed');
+    const html = Boolean(options.html);
+    if (html && !this.limits.alignments) {
+      throw invalid('translateText: html needs a translator created with alignments: true ' +
+        '(createTranslator({alignments: true, ...}): the markup is put back by the word alignment)');
+    }
+    const mt = this._mt, x = mt._x;
+    mt._idle('translateText');
+    const source = typeof text === 'string' ? encoder.encode(text) : text;
+    const language = options.language === undefined ? null : encoder.encode(options.language);
+    const base = this._inputBuffer(source.length + (language ? language.length + 1 : 0));
+    const b = mt._bytes();
+    b.set(source, base);
+    let languageAt = 0;
+    if (language) {
+      languageAt = base + source.length;
+      b.set(language, languageAt);
+      b[languageAt + language.length] = 0;
+    }
+    const split = SPLIT_MODES.indexOf(options.split ?? (html ? 'wrapped' : 'paragraph'));
+    const flags = 1 | (options.profile ? 4 : 0) | (options.shortlist ? 16 : 0) | (options.quality ? 32 : 0); // scores: always
+    const out = mt._scratch + TEXT_RESULT_AT;
+    let status;
+    mt._running = this;
+    try {
+      status = x.mtlite_web_translate_text(this._h, base, source.length, options.beam ?? 1, options.maxLength ?? 0,
+        options.maxLengthRatio ?? NaN, options.maxLengthOffset ?? -1, options.lengthPenalty ?? NaN, flags, split,
+        html ? 1 : 0, options.maxLengthBreak ?? 128, languageAt, out);
+    } catch (e) {
+      throw trapped(e);
+    } finally {
+      mt._running = null;
+    }
+    mt._check(status);
+    let v = mt._view();
+    const textAt = v.getUint32(out, true), textLen = v.getUint32(out + 4, true);
+    const numSentences = v.getUint32(out + 8, true), failed = v.getUint32(out + 12, true);
+    const errorAt = v.getUint32(out + 16, true), errorLen = v.getUint32(out + 20, true);
+    const numWords = v.getUint32(out + 24, true);
+    const targetBytes = new Uint8Array(x.memory.buffer.slice(textAt, textAt + textLen));
+    const firstErrorMessage = mt._cstring(errorAt, errorLen);
+    const raw = [];
+    for (let i = 0; i < numSentences; ++i) {
+      const sp = mt._scratch;
+      mt._check(x.mtlite_text_sentence_get(this._h, i, sp));
+      v = mt._view();
+      raw.push([v.getUint32(sp, true), v.getUint32(sp + 4, true), v.getUint32(sp + 8, true), v.getUint32(sp + 12, true),
+        v.getInt32(sp + 16, true), v.getInt32(sp + 20, true), v.getFloat32(sp + 24, true), v.getFloat32(sp + 28, true),
+        v.getUint32(sp + 32, true), v.getUint32(sp + 36, true)]);
+    }
+    const words = [];
+    for (let i = 0; i < numWords; ++i) {
+      const wp = mt._scratch;
+      mt._check(x.mtlite_text_word_get(this._h, i, wp));
+      v = mt._view();
+      words.push([v.getUint32(wp, true), v.getUint32(wp + 4, true), v.getFloat32(wp + 8, true)]);
+    }
+    const result = { text: decoder.decode(targetBytes), sentences: [], failed, firstError: null };
+    // What the offsets index: the input and the translation, or (html) their text contents.
+    let sourceIndexed = source, targetIndexed = targetBytes;
+    if (html) {
+      sourceIndexed = mt._htmlText(source);
+      targetIndexed = mt._htmlText(targetBytes);
+      result.plainSource = decoder.decode(sourceIndexed);
+      result.plainTarget = decoder.decode(targetIndexed);
+    }
+    // (a string's lone surrogate is one unit, as the U+FFFD the encoder made of it)
+    const sourceString = html ? result.plainSource : typeof text === 'string' ? text : decoder.decode(source);
+    const targetString = html ? result.plainTarget : result.text;
+    const s16 = utf16Offsets(sourceIndexed), t16 = utf16Offsets(targetIndexed);
+    let firstFailed = true;
+    for (const [sb, se, tb, te, st, pieces, score, quality, firstWord, sentenceWords] of raw) {
+      let error = null;
+      if (st !== 0) {
+        error = new MtliteError(st, firstFailed ? firstErrorMessage : 'the sentence was kept untranslated');
+        if (firstFailed) result.firstError = error;
+        firstFailed = false;
+      }
+      const sentence = { source: '', translation: '', sourceStart: s16(sb), sourceEnd: s16(se), targetStart: t16(tb),
+        targetEnd: t16(te), error, pieces, score };
+      sentence.source = sourceString.slice(sentence.sourceStart, sentence.sourceEnd);
+      sentence.translation = targetString.slice(sentence.targetStart, sentence.targetEnd);
+      if (options.quality) { // the runtime's word scores: the mean log-probability of each word's tokens
+        sentence.quality = quality;
+        sentence.words = words.slice(firstWord, firstWord + sentenceWords).map(([b, e, wordScore]) => {
+          const w = { text: '', targetStart: t16(b), targetEnd: t16(e), score: wordScore };
+          w.text = targetString.slice(w.targetStart, w.targetEnd);
+          return w;
+        });
+      }
+      if (options.textBytes) sentence.bytes = { sourceStart: sb, sourceEnd: se, targetStart: tb, targetEnd: te };
+      result.sentences.push(sentence);
+    }
+    if (options.textBytes) result.textBytes = targetBytes;
+    return result;
+  }
+
+  /**
    * The profile of the last call (translate with profile: true; the translator needs the limit
    * profiling): {wallNs, threads, sentences, steps, entries: [{op, component, parent, layer, calls,
    * totalNs, bytes, macs}] (ops that ran), events: [{op, layer, lane, depth, step, startNs, endNs,
@@ -522,5 +768,198 @@ export class Translator {
     this._mt._free(this._arena);
     this._mt._free(this._input);
     this._h = 0;
+  }
+}
+
+// ---- AsyncTranslator: a translator in a worker --------------------------------------------------------
+
+const ASYNC_OPTIONS = {
+  model: [isBytes, 'the bytes of a .mtlite file (a Uint8Array or an ArrayBuffer)'],
+  limits: [(v) => v !== null && typeof v === 'object' && !Array.isArray(v), 'an object (createTranslator limits)'],
+  verify: kind.bool,
+  wasm: LOAD_OPTIONS.wasm, simd: kind.bool, env: LOAD_OPTIONS.env,
+  worker: [(v) => v instanceof URL || typeof v === 'string', 'the URL of worker.js'],
+};
+const isKey = (v) => typeof v === 'string' || Number.isFinite(v);
+const fromWire = (e) => new MtliteError(e.status, e.reason);
+
+/**
+ * A translator on a worker's thread (a browser Web Worker, or a Node worker_threads Worker running
+ * worker.js next to this file): the calls of Translator, returning Promises, one request at a time
+ * in the order they were made. A request may name a key (options.key, a string or a number): a new
+ * request of the same key supersedes the one before it, whose promise rejects with MtliteError
+ * CANCELLED (at once if it was still waiting; when it ends if it was running, whose result is
+ * dropped: a running call is not interrupted). Requests without a key are never cancelled.
+ */
+export class AsyncTranslator {
+  /**
+   * Starts the worker, loads the module and the model in it and creates the translator.
+   * options: model (the .mtlite bytes, copied to the worker), limits (createTranslator's), verify,
+   * and Mtlite.load's wasm (a URL; bytes are copied), simd, env; worker: the URL of worker.js (the
+   * default: next to this file). Resolves to the AsyncTranslator (version, kernelTable, config,
+   * limits, arenaBytes as in the worker); rejects with MtliteError.
+   */
+  static async create(options) {
+    options = checkOptions(options, ASYNC_OPTIONS, 'AsyncTranslator.create options');
+    if (options.model === undefined) throw invalid('AsyncTranslator.create: options.model (the .mtlite bytes) is required');
+    const url = options.worker === undefined ? new URL('./worker.js', import.meta.url) : new URL(options.worker, import.meta.url);
+    let worker;
+    try {
+      if (isNode) {
+        const { Worker } = await import('node:worker_threads');
+        worker = new Worker(url);
+      } else {
+        worker = new Worker(url, { type: 'module' });
+      }
+    } catch (e) {
+      throw new MtliteError(IO_ERROR, `cannot start the worker ${url}: ${e.message}`);
+    }
+    const self = new AsyncTranslator(worker);
+    const copy = (b) => new Uint8Array(asUint8(b)).buffer; // a copy (a Node Buffer's slice() is a view)
+    const load = {};
+    if (options.wasm !== undefined) load.wasm = isBytes(options.wasm) ? new Uint8Array(copy(options.wasm)) : String(options.wasm);
+    if (options.simd !== undefined) load.simd = options.simd;
+    if (options.env !== undefined) load.env = options.env;
+    const model = copy(options.model);
+    try {
+      const info = await self._request({ op: 'init', load, model, verify: options.verify, limits: options.limits }, null, [model]);
+      Object.assign(self, info);
+    } catch (e) {
+      self.dispose();
+      throw e;
+    }
+    return self;
+  }
+
+  constructor(worker) {
+    this._worker = worker;
+    this._queue = []; // requests not sent yet
+    this._running = null; // the request in the worker
+    this._nextId = 1;
+    this._disposed = false;
+    const onMessage = (m) => this._reply(m);
+    const onError = (e) => { // the worker is gone: every request fails, and every later one
+      this._failAll(new MtliteError(INTERNAL, `the worker failed: ${e && e.message ? e.message : e}`));
+      this._disposed = true;
+    };
+    if (isNode) {
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.unref(); // an idle worker does not keep Node running
+    } else {
+      worker.onmessage = (e) => onMessage(e.data);
+      worker.onerror = (e) => { if (e.preventDefault) e.preventDefault(); onError(e); };
+    }
+  }
+
+  /** Translator.translate in the worker (options as there, onToken included, and key). */
+  translate(texts, options) {
+    const { key, onToken, rest } = this._split(options);
+    return this._request({ op: 'translate', texts, options: rest, stream: Boolean(onToken) }, key, [], onToken);
+  }
+
+  /** Translator.translateText in the worker (options as there, and key). */
+  translateText(text, options) {
+    const { key, rest } = this._split(options);
+    return this._request({ op: 'translateText', text, options: rest }, key).then((r) => {
+      const errors = r.sentences.map((s) => s.error && fromWire(s.error));
+      const first = r.sentences.findIndex((s) => s.error);
+      r.sentences.forEach((s, i) => { s.error = errors[i]; });
+      r.firstError = first >= 0 ? errors[first] : r.firstError && fromWire(r.firstError);
+      return r;
+    });
+  }
+
+  /** Model.tokenize in the worker. */
+  tokenize(text) {
+    return this._request({ op: 'tokenize', text }, undefined);
+  }
+
+  /**
+   * Stops the worker (its module, model and translator go with it); the requests not finished
+   * reject with MtliteError CANCELLED. Again: nothing.
+   */
+  dispose() {
+    if (this._disposed) return;
+    this._disposed = true;
+    this._failAll(new MtliteError(CANCELLED, 'the AsyncTranslator was disposed'));
+    this._worker.terminate();
+  }
+
+  // options without key and onToken (checked here; the rest is checked by the worker's translator).
+  _split(options) {
+    if (options === undefined) return { rest: undefined };
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      return { rest: options }; // the worker's checkOptions reports it
+    }
+    const { key, onToken, ...rest } = options;
+    if (key !== undefined && !isKey(key)) throw invalid(`options.key must be a string or a number, not ${show(key)}`);
+    if (onToken !== undefined && typeof onToken !== 'function') throw invalid(`options: onToken must be a function, not ${show(onToken)}`);
+    return { key, onToken, rest };
+  }
+
+  _request(message, key, transfer = [], onToken = undefined) {
+    if (this._disposed) return Promise.reject(invalid(`${message.op}: the AsyncTranslator was disposed`));
+    return new Promise((resolve, reject) => {
+      const r = { id: this._nextId++, message, key, transfer, onToken, resolve, reject, cancelled: false };
+      if (key !== undefined) { // supersede the requests of this key
+        const superseded = new MtliteError(CANCELLED, `superseded by a newer request of key ${JSON.stringify(key)}`);
+        this._queue = this._queue.filter((q) => {
+          if (q.key !== key) return true;
+          q.reject(superseded);
+          return false;
+        });
+        if (this._running && this._running.key === key && !this._running.cancelled) {
+          this._running.cancelled = true;
+          this._running.reject(superseded);
+        }
+      }
+      this._queue.push(r);
+      this._pump();
+    });
+  }
+
+  _pump() {
+    if (this._running || !this._queue.length || this._disposed) return;
+    const r = this._queue.shift();
+    this._running = r;
+    if (isNode) this._worker.ref();
+    try {
+      this._worker.postMessage({ ...r.message, id: r.id }, r.transfer);
+    } catch (e) { // e.g. a text that cannot be cloned
+      this._running = null;
+      r.reject(invalid(`${r.message.op}: cannot send the request to the worker: ${e.message}`));
+      this._pump();
+    }
+  }
+
+  _reply(m) {
+    const r = this._running;
+    if (!r || m.id !== r.id) return;
+    if (m.token !== undefined) {
+      if (!r.cancelled && r.onToken) {
+        try {
+          r.onToken(m.token);
+        } catch (e) {
+          if (r.streamError === undefined) r.streamError = e;
+        }
+      }
+      return;
+    }
+    this._running = null;
+    if (!r.cancelled) {
+      if (r.streamError !== undefined) r.reject(r.streamError);
+      else if (m.ok) r.resolve(m.value);
+      else r.reject(fromWire(m.error));
+    }
+    if (isNode && !this._queue.length) this._worker.unref();
+    this._pump();
+  }
+
+  _failAll(error) {
+    const all = [...(this._running ? [this._running] : []), ...this._queue];
+    this._running = null;
+    this._queue = [];
+    for (const r of all) if (!r.cancelled) r.reject(error);
   }
 }

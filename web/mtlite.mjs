@@ -2,9 +2,12 @@
 // mtlite in Node (the WebAssembly module through ./mtlite.js), with the output of the native CLI:
 //   node mtlite.mjs translate -m MODEL [--beam N] [--n-best K] [--scores] [--alignments] [TEXT ...] < in > out
 //   node mtlite.mjs version
-// translate reads one sentence per line from stdin (or takes each TEXT argument as one) and writes
-// one translation per line in order, formatted as `mtlite translate` does; a line that fails is
-// reported on stderr with its line number (its output line is left empty) and the exit code is 1.
+// translate reads lines from stdin (or takes each TEXT argument as one) and writes one translation
+// per line in order, as `mtlite translate` does: by default (--split paragraph) a line is a
+// paragraph, cut into sentences by the runtime's text layer (Translator.translateText); --split
+// sentence / wrapped / none, --html (the whole input is one HTML document). A sentence that fails
+// is kept untranslated and reported on stderr with its line number (with --split none: the line's
+// output is left empty), and the exit code is 1.
 // MTLITE_WASM_SIMD=0 in the environment loads the module without SIMD128.
 import { readFile } from 'node:fs/promises';
 import { formatFixed6 } from './format.js';
@@ -29,19 +32,32 @@ translate options (as in \`mtlite translate\`):
   --shortlist                restrict the output vocabulary (the model's shortlist section)
   --stream                   partial translations as lines starting with a tab, before the final line
   --verify                   check every checksum of the model at load
+  --split MODE               paragraph (default: a line is a paragraph), sentence (a line is a sentence),
+                             wrapped (blank lines separate paragraphs), none (the default with a
+                             per-line option: --n-best, --scores, --alignments, --output-ids, --stream)
+  --html                     the input is one HTML document: tags, entities and comments kept in place
+  --max-length-break N       a sentence of more source tokens is translated in pieces (default 128)
+  --max-text-bytes N         UTF-8 bytes of text per call of the text layer (default 65536)
+  --sort-window N            lines translated per call of the text layer (default 64 x --batch; one line
+                             with --batch 1); the output is the same in any case
   -q, --quiet                no progress line on stderr`;
 
 class UsageError extends Error {}
 
 function parseArgs(argv) {
   const a = { beam: 1, nBest: 1, batch: 1, maxLength: 256, maxSourceTokens: 256, maxInputBytes: 16384,
-    maxLengthRatio: 0, maxLengthOffset: 10, lengthPenalty: 1, texts: [] };
+    maxLengthRatio: 0, maxLengthOffset: 10, lengthPenalty: 1, maxLengthBreak: 128, maxTextBytes: 65536, sortWindow: -1,
+    texts: [] };
   const ints = { '--beam': ['beam', 1, 64], '--n-best': ['nBest', 1, 64], '--batch': ['batch', 1, 1024],
     '--max-length': ['maxLength', 1, 65536], '--max-source-tokens': ['maxSourceTokens', 1, 65536],
-    '--max-input-bytes': ['maxInputBytes', 1, 1 << 24], '--max-length-offset': ['maxLengthOffset', 0, 65536] };
+    '--max-input-bytes': ['maxInputBytes', 1, 1 << 24], '--max-length-offset': ['maxLengthOffset', 0, 65536],
+    '--max-length-break': ['maxLengthBreak', 1, 65536], '--max-text-bytes': ['maxTextBytes', 1, 1 << 24],
+    '--sort-window': ['sortWindow', 0, 1 << 20] };
   const floats = { '--max-length-ratio': 'maxLengthRatio', '--length-penalty': 'lengthPenalty' };
   const flags = { '--scores': 'scores', '--alignments': 'alignments', '--output-ids': 'outputIds',
-    '--shortlist': 'shortlist', '--stream': 'stream', '--verify': 'verify', '-q': 'quiet', '--quiet': 'quiet' };
+    '--shortlist': 'shortlist', '--stream': 'stream', '--verify': 'verify', '-q': 'quiet', '--quiet': 'quiet',
+    '--html': 'html' };
+  const splits = ['paragraph', 'sentence', 'wrapped', 'none'];
   for (let i = 0; i < argv.length; ++i) {
     let arg = argv[i], value;
     const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
@@ -52,6 +68,10 @@ function parseArgs(argv) {
       return argv[++i];
     };
     if (arg === '-m' || arg === '--model') a.model = next();
+    else if (arg === '--split') {
+      a.split = next();
+      if (!splits.includes(a.split)) throw new UsageError(`--split: '${a.split}' is not one of ${splits.join(', ')}`);
+    }
     else if (arg in ints) {
       const [key, lo, hi] = ints[arg];
       const s = next(), v = Number(s);
@@ -67,6 +87,15 @@ function parseArgs(argv) {
     else a.texts.push(arg);
   }
   if (!a.model) throw new UsageError('-m/--model is required');
+  const perLine = a.nBest > 1 || a.scores || a.alignments || a.outputIds || a.stream;
+  if (perLine && ((a.split !== undefined && a.split !== 'none') || a.html)) {
+    throw new UsageError(`--split ${a.split ?? 'wrapped'}${a.html ? ' / --html' : ''} cannot be combined with --n-best, ` +
+      '--scores, --alignments, --output-ids, --input-ids, --stream or --forced-logits (use --split none)');
+  }
+  // The split mode (the native CLI's EffectiveSplit): --split, else wrapped with --html, none with a
+  // per-line option, paragraph otherwise.
+  a.effectiveSplit = a.split ?? (a.html ? 'wrapped' : perLine ? 'none' : 'paragraph');
+  a.textMode = a.html || a.effectiveSplit !== 'none';
   if (a.nBest > a.beam) throw new UsageError(`--n-best (${a.nBest}) cannot exceed --beam (${a.beam})`);
   return a;
 }
@@ -129,10 +158,17 @@ async function translateMain(argv) {
   let tr;
   try {
     tr = model.createTranslator({ maxBatch: a.batch, maxBeam: a.beam, maxNBest: a.nBest, maxTargetTokens: cap(a.maxLength),
-      maxSourceTokens: cap(a.maxSourceTokens), maxInputBytes: a.maxInputBytes, alignments: Boolean(a.alignments) });
+      maxSourceTokens: cap(a.maxSourceTokens), maxInputBytes: a.maxInputBytes, alignments: Boolean(a.alignments || a.html),
+      maxTextBytes: a.textMode ? a.maxTextBytes : 0 });
   } catch (e) {
     process.stderr.write(`mtlite translate: ${e.message}\n`);
     return 1;
+  }
+  if (a.textMode) {
+    const rc = await textMain(a, tr);
+    tr.dispose();
+    model.dispose();
+    return rc;
   }
   const tty = process.stdout.isTTY === true;
   let drawn = false;
@@ -210,6 +246,158 @@ async function translateMain(argv) {
   }
   tr.dispose();
   model.dispose();
+  return rc;
+}
+
+// The number of elements of the sorted array `a` that are <= v.
+function upperBound(a, v) {
+  let lo = 0, hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid] <= v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+const isBlank = (line) => line.every((c) => c === 32 || c === 9 || c === 13);
+const NEWLINE = Buffer.from('\n');
+
+// The text layer's path, as the native CLI's (runtime/cli/translate_cmd.cc, TextRunner): lines
+// (--split paragraph / sentence) in windows of whole lines (--sort-window lines, default 64 x
+// --batch, one with --batch 1; --max-text-bytes at most) joined by '\n' into one text; blocks of lines that end at a blank line once half of
+// --max-text-bytes is reached (--split wrapped); or the whole input (--html). A sentence that fails
+// is kept untranslated and reported with its line number; a window whose call fails as a whole (or
+// whose translation holds another number of line breaks) is translated again line by line.
+async function textMain(a, tr) {
+  const options = { beam: a.beam, maxLength: tr.limits.maxTargetTokens, maxLengthRatio: a.maxLengthRatio,
+    maxLengthOffset: a.maxLengthOffset, lengthPenalty: a.lengthPenalty, shortlist: a.shortlist,
+    split: a.effectiveSplit, html: a.html, maxLengthBreak: a.maxLengthBreak, textBytes: true };
+  const wrapped = a.effectiveSplit === 'wrapped';
+  let rc = 0, firstLine = 0, linesDone = 0;
+  const t0 = performance.now();
+  const attempt = (bytes) => {
+    try {
+      return [tr.translateText(bytes, options), null];
+    } catch (e) {
+      if (!(e instanceof MtliteError)) throw e;
+      return [null, e];
+    }
+  };
+  // The failed sentences of r, each with its input line (lineOf: of a UTF-8 byte offset).
+  const report = (r, lineOf) => {
+    if (!r.failed) return;
+    rc = 1;
+    let first = true;
+    for (const sentence of r.sentences) {
+      if (!sentence.error) continue;
+      process.stderr.write(`mtlite translate: line ${lineOf(sentence.bytes.sourceStart)}: ${sentence.error.code}: ` +
+        `a sentence was kept untranslated${first ? ` (${r.firstError.reason})` : ''}\n`);
+      first = false;
+    }
+  };
+  const progress = () => {
+    if (!a.quiet && linesDone >= 200) {
+      const secs = (performance.now() - t0) / 1000;
+      process.stderr.write(`mtlite: ${linesDone} lines (${(linesDone / Math.max(secs, 1e-9)).toFixed(1)} lines/s)\n`);
+    }
+  };
+
+  if (a.html) { // the whole input is one document
+    let text;
+    if (a.texts.length) text = Buffer.from(a.texts.join('\n'));
+    else {
+      const chunks = [];
+      let size = 0;
+      for await (const chunk of process.stdin) {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size > a.maxTextBytes) break;
+      }
+      text = Buffer.concat(chunks);
+    }
+    if (text.length > a.maxTextBytes) {
+      process.stderr.write(`mtlite translate: the input is more than --max-text-bytes ${a.maxTextBytes} bytes (raise it)\n`);
+      return 1;
+    }
+    const starts = [0];
+    for (let i = text.indexOf(10); i >= 0; i = text.indexOf(10, i + 1)) starts.push(i + 1);
+    const [r, e] = attempt(text);
+    if (!r) {
+      process.stderr.write(`mtlite translate: ${e.code}: ${e.reason}\n`);
+      return 1;
+    }
+    report(r, (pos) => upperBound(starts, pos));
+    process.stdout.write(r.textBytes);
+    if (a.texts.length && (r.textBytes.length === 0 || r.textBytes[r.textBytes.length - 1] !== 10)) {
+      process.stdout.write(NEWLINE);
+    }
+    linesDone = starts.length;
+    progress();
+    return rc;
+  }
+
+  const input = inputLines(a.texts)[Symbol.asyncIterator]();
+  const nextLine = async () => {
+    const { value, done } = await input.next();
+    return done ? null : value;
+  };
+  const maxText = a.maxTextBytes;
+  // (the native CLI's SortWindowLines: --sort-window, default 64 x --batch; one line with --batch 1)
+  const maxLines = wrapped ? Infinity : a.batch <= 1 ? 1 : a.sortWindow < 0 ? 64 * a.batch : Math.max(a.sortWindow, 1);
+  // Translates the window's n lines (joined into text) and writes n output lines.
+  const windowOut = (lines, text, starts) => {
+    const n = lines.length;
+    const [r] = attempt(text);
+    if (r) {
+      let breaks = 0;
+      for (const c of r.textBytes) if (c === 10) ++breaks;
+      if (breaks === n - 1) {
+        report(r, (pos) => firstLine + upperBound(starts, pos));
+        process.stdout.write(r.textBytes);
+        process.stdout.write(NEWLINE);
+        firstLine += n;
+        linesDone += n;
+        return;
+      }
+    }
+    for (const line of lines) { // line by line
+      const [ri, e] = attempt(line);
+      let o;
+      if (ri) {
+        report(ri, () => firstLine + 1);
+        o = Buffer.from(ri.textBytes);
+        if (!wrapped) for (let i = 0; i < o.length; ++i) if (o[i] === 10) o[i] = 32;
+      } else {
+        process.stderr.write(`mtlite translate: line ${firstLine + 1}: ${e.code}: ${e.reason} (kept untranslated)\n`);
+        rc = 1;
+        o = line;
+      }
+      process.stdout.write(o);
+      process.stdout.write(NEWLINE);
+      ++firstLine;
+      ++linesDone;
+    }
+  };
+  let line = await nextLine();
+  while (line !== null) {
+    const lines = [], starts = [];
+    let size = 0;
+    while (line !== null) {
+      const n = lines.length;
+      if (n && (size + 1 + line.length > maxText || n >= maxLines)) break; // the next window's
+      starts.push(n ? size + 1 : 0);
+      size += (n ? 1 : 0) + line.length;
+      lines.push(line);
+      const blank = isBlank(line);
+      line = await nextLine();
+      if (wrapped && blank && size >= maxText / 2) break;
+    }
+    const parts = [];
+    lines.forEach((l, i) => parts.push(...(i ? [NEWLINE, l] : [l])));
+    windowOut(lines, Buffer.concat(parts, size), starts);
+  }
+  progress();
   return rc;
 }
 

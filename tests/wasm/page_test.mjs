@@ -8,14 +8,30 @@
 // the last sentence ([target tokens with </s>] x [source tokens], each row's most attended source
 // token as the JavaScript API under node gives them for the same model, sentence and beam) and the
 // profiler's table (rows, slowest first), and that the page logged no error. Saves a screenshot of the whole page. CHROMIUM: the browser (default chromium).
-import { spawn } from 'node:child_process';
+//
+// With the text files too:
+//   node tests/wasm/page_test.mjs SENTENCES EXPECTED SCREENSHOT.png BEAM PARAGRAPHS PARAGRAPHS_EXPECTED \
+//     SNIPPET.html SNIPPET_EXPECTED SAMPLE_EXPECTED TEXT_SCREENSHOT.png
+// the page's text and HTML modes, in Chromium and in Firefox (FIREFOX, default firefox-esr, driven
+// by puppeteer-core from tests/wasm/node_modules over WebDriver BiDi; MTLITE_WASM_FIREFOX=0 skips
+// it): the paragraphs' translation equal to the native CLI's (`mtlite translate`, a line is a
+// paragraph), the snippet's and the sample page's (sample.html, opened with the page's button) to
+// `mtlite translate --html`; the rendered translation in its sandboxed iframe without script, the
+// low-confidence marks counted, the heatmap's columns labelled with the source pieces of the last
+// sentence (Model.tokenize under node). TEXT_SCREENSHOT: the sample page translated, in Chromium.
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../web/page/serve.mjs';
 import { Mtlite } from '../../web/mtlite.js';
 
-const [sentencesFile, expectedFile, screenshot, beam = '1'] = process.argv.slice(2);
+const [sentencesFile, expectedFile, screenshot, beam = '1', ...textArgs] = process.argv.slice(2);
+const textFiles = textArgs.length >= 6 ? {
+  paragraphs: readFileSync(textArgs[0], 'utf8').replace(/\n$/, ''), paragraphsExpected: readFileSync(textArgs[1], 'utf8').replace(/\n$/, ''),
+  snippet: readFileSync(textArgs[2], 'utf8'), snippetExpected: readFileSync(textArgs[3], 'utf8'),
+  sampleExpected: readFileSync(textArgs[4], 'utf8'), screenshot: textArgs[5],
+} : null;
 const sentences = readFileSync(sentencesFile, 'utf8').replace(/\n$/, '');
 const expected = readFileSync(expectedFile, 'utf8').replace(/\n$/, '');
 const fail = (msg) => {
@@ -64,6 +80,50 @@ class Cdp {
   }
 }
 
+// The text and HTML modes, through evaluate/waitFor of either browser; engine: its name in messages.
+async function textModes(engine, evaluate, waitFor) {
+  const t = textFiles;
+  let runs = Number(await evaluate(`document.body.dataset.textDone || 0`));
+  const run = async (mode, text) => {
+    await evaluate(`(() => { const m = document.getElementById('mode'); m.value = ${JSON.stringify(mode)};
+      m.dispatchEvent(new Event('change')); if (${text !== null}) document.getElementById('source').value = ${JSON.stringify(text)};
+      document.getElementById('beam').value = '1'; document.getElementById('translate').click(); })()`);
+    ++runs;
+    await waitFor(`document.body.dataset.textDone === '${runs}'`);
+    return evaluate(`document.getElementById('target').value`);
+  };
+  const firstDiff = (a, b) => {
+    let i = 0;
+    while (i < a.length && a[i] === b[i]) ++i;
+    return `at ${i}:\n  page:   ${JSON.stringify(a.slice(Math.max(0, i - 40), i + 60))}\n  native: ${JSON.stringify(b.slice(Math.max(0, i - 40), i + 60))}`;
+  };
+  const para = await run('text', t.paragraphs);
+  if (para !== t.paragraphsExpected) fail(`${engine}: the paragraphs' translation differs from the native CLI's ${firstDiff(para, t.paragraphsExpected)}`);
+  const html = await run('html', t.snippet);
+  if (html !== t.snippetExpected) fail(`${engine}: the HTML snippet's translation differs from \`mtlite translate --html\`'s ${firstDiff(html, t.snippetExpected)}`);
+  const view = await evaluate(`(() => { const f = document.getElementById('target-view');
+    return { srcdoc: f.srcdoc, sandbox: f.getAttribute('sandbox'), low: f.dataset.low, marked: f.dataset.marked, sentences: f.dataset.sentences,
+      labels: document.getElementById('heatmap').dataset.labels, caption: document.getElementById('heatmap-caption').textContent }; })()`);
+  if (view.sandbox !== '' || /<script/i.test(view.srcdoc) || !/<b>|<i>|<em>/.test(view.srcdoc))
+    fail(`${engine}: the rendered translation: sandbox ${JSON.stringify(view.sandbox)}, ${view.srcdoc.length} bytes, script kept or markup lost`);
+  if (!(Number(view.sentences) > 0) || !(Number(view.marked) <= Number(view.low)))
+    fail(`${engine}: low-confidence marks: ${view.marked} words marked of ${view.low} low, ${view.sentences} sentences`);
+  const last = /“(.*)”/s.exec(view.caption);
+  const mt = await Mtlite.load();
+  const model = mt.loadModel(new Uint8Array(await (await fetch(`${url}demo.int8.mtlite`)).arrayBuffer()));
+  const pieces = last ? model.tokenize(last[1]).pieces.join(' ') : '';
+  model.dispose();
+  if (!last || view.labels !== pieces) fail(`${engine}: the heatmap's columns ${JSON.stringify(view.labels)}, the source pieces ${JSON.stringify(pieces)} (${view.caption})`);
+  // the sample page, opened with its button
+  const before = runs;
+  await evaluate(`document.getElementById('sample').click()`);
+  await waitFor(`document.body.dataset.mode === 'html' && document.getElementById('source').value.includes('river path')`);
+  const sample = await run('html', null);
+  if (runs !== before + 1 || sample !== t.sampleExpected) fail(`${engine}: the sample page's translation differs from \`mtlite translate --html\`'s ${firstDiff(sample, t.sampleExpected)}`);
+  const marks = await evaluate(`document.getElementById('target-view').dataset.marked`);
+  return `paragraphs, snippet and sample page (${sample.length} bytes, ${marks} low-confidence words marked) equal to the native CLI's`;
+}
+
 const { server, url } = await serve();
 const profile = mkdtempSync(join(tmpdir(), 'mtlite-page-'));
 const browser = spawn(process.env.CHROMIUM || 'chromium',
@@ -77,7 +137,7 @@ const timer = setTimeout(() => {
   fail(`timed out; browser log:\n${browserLog.slice(-2000)}`);
   browser.kill('SIGKILL');
   process.exit(1);
-}, 120000);
+}, 300000);
 
 try {
   const cdp = new Cdp(browser);
@@ -145,11 +205,19 @@ try {
   if (!(table.length > 0 && table.length <= 15)) fail(`profile table: ${table.length} rows (want 1 to 15)`);
   else if (ms.some((t, i) => !(t >= 0) || (i > 0 && t > ms[i - 1]))) fail(`profile table not sorted by time: ${ms.join(' ')}`);
   else if (table.some((r) => !r[0] || !(Number(r[3]) > 0))) fail(`profile table: a row without op or calls: ${JSON.stringify(table)}`);
-  if (errors.length) fail(`page errors: ${errors.join('; ')}`);
   const height = await evaluate(`document.documentElement.scrollHeight`);
   const shot = await s('Page.captureScreenshot',
     { format: 'png', captureBeyondViewport: true, clip: { x: 0, y: 0, width: 1280, height, scale: 1 } });
   writeFileSync(screenshot, Buffer.from(shot.data, 'base64'));
+  if (textFiles) {
+    console.log(`page_test: Chromium: ${await textModes('Chromium', evaluate, waitFor)}`);
+    await new Promise((r) => setTimeout(r, 300)); // the iframes' documents drawn
+    const h = await evaluate(`document.documentElement.scrollHeight`);
+    const textShot = await s('Page.captureScreenshot',
+      { format: 'png', captureBeyondViewport: true, clip: { x: 0, y: 0, width: 1280, height: h, scale: 1 } });
+    writeFileSync(textFiles.screenshot, Buffer.from(textShot.data, 'base64'));
+  }
+  if (errors.length) fail(`page errors: ${errors.join('; ')}`);
   if (!process.exitCode)
     console.log(`page_test: ${n} sentences (beam ${beam}) equal to the native CLI, ${tokens} stream events; ${status} ` +
       `heatmap ${heat.rows} x ${heat.cols}, profile table ${table.length} rows (${table[0].join(' ')}); ` +
@@ -157,9 +225,39 @@ try {
 } catch (e) {
   fail(`${e.message}\nbrowser log:\n${browserLog.slice(-2000)}`);
 } finally {
-  clearTimeout(timer);
   browser.kill();
-  server.close();
   await new Promise((r) => browser.once('exit', r));
   rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
 }
+
+// ---- Firefox: the text modes, through puppeteer-core (WebDriver BiDi) ------------------------------
+if (textFiles && process.env.MTLITE_WASM_FIREFOX !== '0' && !process.exitCode) {
+  let ff = null;
+  try {
+    const { default: puppeteer } = await import('puppeteer-core');
+    const which = spawnSync('sh', ['-c', `command -v "${process.env.FIREFOX || 'firefox-esr'}"`], { encoding: 'utf8' });
+    const firefox = which.stdout.trim(); // puppeteer needs the browser's path
+    if (!firefox) throw new Error(`${process.env.FIREFOX || 'firefox-esr'} not found (apt-get install firefox-esr; scripts/setup.sh does)`);
+    ff = await puppeteer.launch({ browser: 'firefox', executablePath: firefox, headless: true,
+      args: ['--width=1280', '--height=900'] });
+    const page = await ff.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await page.goto(url, { waitUntil: 'load' });
+    const evaluate = (expression) => page.evaluate(expression);
+    const waitFor = (cond) => page.waitForFunction(cond, { polling: 20, timeout: 100000 });
+    await evaluate(`document.getElementById('demo').click()`);
+    await waitFor(`document.body.dataset.state === 'ready' || document.body.dataset.state === 'empty'`);
+    const status = await evaluate(`document.getElementById('model-status').textContent`);
+    if (!/kernels wasm-simd128/.test(status)) fail(`Firefox: model not loaded with the wasm-simd128 kernels: ${status}`);
+    console.log(`page_test: Firefox ${await ff.version()}: ${await textModes('Firefox', evaluate, waitFor)}`);
+    if (errors.length) fail(`Firefox: page errors: ${errors.join('; ')}`);
+  } catch (e) {
+    fail(`Firefox: ${e.message}`);
+  } finally {
+    if (ff) await ff.close();
+  }
+}
+clearTimeout(timer);
+server.close();

@@ -1,6 +1,6 @@
 // Compiles against web/mtlite.d.ts (tsc --noEmit --strict; scripts/wasm_test.sh): the declarations
 // are valid TypeScript and describe the API as tests/wasm/api_test.mjs uses it.
-import { Hypothesis, Mtlite, MtliteError, Profile, hasSimd128 } from '../../web/mtlite.js';
+import { AsyncTranslator, Hypothesis, Mtlite, MtliteError, Profile, TextResult, Tokens, hasSimd128 } from '../../web/mtlite.js';
 
 export async function translateOne(bytes: Uint8Array, text: string): Promise<string> {
   const mt = await Mtlite.load({ simd: hasSimd128(), env: { MTLITE_KERNELS: 'reference' } });
@@ -19,6 +19,30 @@ export async function translateOne(bytes: Uint8Array, text: string): Promise<str
     if (e instanceof MtliteError) return e.code === 'BUSY' ? 'busy' : `${e.code} ${e.status} ${e.reason}`;
     throw e;
   } finally {
+    tr.dispose();
+    model.dispose();
+  }
+}
+
+export async function translateTexts(bytes: Uint8Array, html: string): Promise<string> {
+  const mt = await Mtlite.load();
+  const model = mt.loadModel(bytes);
+  const tr = model.createTranslator({ alignments: true, maxTextBytes: 4096 });
+  const r: TextResult = tr.translateText(html, { html: true, split: 'wrapped', maxLengthBreak: 64, language: 'en', beam: 2 });
+  const t: Tokens = model.tokenize(r.sentences[0]?.source ?? '');
+  const low = r.sentences.filter((s) => s.error === null && (s.words ?? []).some((w) => w.score < -1));
+  tr.translateText('A dog.', { quality: true });
+  const at = await AsyncTranslator.create({ model: bytes, limits: { alignments: true } });
+  try {
+    const a: TextResult = await at.translateText(html, { html: true, key: 'page' });
+    const [s] = await at.translate(['A dog.'], { key: 1, onToken: (e) => console.log(e.text) });
+    const p: Tokens = await at.tokenize('A dog.');
+    return `${r.text} ${r.plainTarget ?? ''} ${t.pieces.join(' ')} ${low.length} ${a.failed} ${s.hypotheses[0].text} ${p.ids.length}`;
+  } catch (e) {
+    if (e instanceof MtliteError && e.code === 'CANCELLED') return 'cancelled';
+    throw e;
+  } finally {
+    at.dispose();
     tr.dispose();
     model.dispose();
   }

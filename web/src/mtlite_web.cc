@@ -6,13 +6,21 @@
 //                                the loader's message when the model is bad
 //   mtlite_web_translate         mtlite_translate with the options as arguments, and token streaming
 //                                to the JavaScript import mtlite.stream_event
+//   mtlite_web_translate_text    mtlite_translate_text likewise (the text layer)
+//   mtlite_web_html_text         the text content of an HTML document as the text layer parses it
+//                                (what the sentences of an html call index)
+//   mtlite_web_vocab_*           the source tokenizer and its piece strings (Model.tokenize)
 // web/mtlite.js reads and writes the C API's structs at the offsets checked below.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string_view>
+#include <vector>
 
+#include "html_markup.h"  // runtime/src: the text layer's HTML parser
+#include "model_data.h"   // runtime/src: the model's vocabulary tables
 #include "mtlite/mtlite.h"
 #include "mtlite/mtlite.hpp"
 
@@ -35,6 +43,14 @@ static_assert(sizeof(mtlite_profile_entry) == 48 && offsetof(mtlite_profile_entr
 static_assert(sizeof(mtlite_profile_event) == 72 && offsetof(mtlite_profile_event, step) == 16 &&
                   offsetof(mtlite_profile_event, start_ns) == 24 && offsetof(mtlite_profile_event, m) == 56,
               "web/mtlite.js: EVENT");
+static_assert(sizeof(mtlite_text_result) == 28 && offsetof(mtlite_text_result, num_sentences) == 8 &&
+                  offsetof(mtlite_text_result, first_error) == 16 && offsetof(mtlite_text_result, num_words) == 24,
+              "web/mtlite.js: TEXT_RESULT");
+static_assert(sizeof(mtlite_text_sentence) == 40 && offsetof(mtlite_text_sentence, target_begin) == 8 &&
+                  offsetof(mtlite_text_sentence, status) == 16 && offsetof(mtlite_text_sentence, score) == 24 &&
+                  offsetof(mtlite_text_sentence, quality) == 28 && offsetof(mtlite_text_sentence, num_words) == 36,
+              "web/mtlite.js: TEXT_SENTENCE");
+static_assert(sizeof(mtlite_text_word) == 12 && offsetof(mtlite_text_word, score) == 8, "web/mtlite.js: TEXT_WORD");
 
 extern "C" {
 
@@ -74,12 +90,12 @@ mtlite_status mtlite_web_model_info(const void* data, size_t size, int32_t* out,
   return MTLITE_OK;
 }
 
+namespace {
 // flags: 1 scores, 2 alignments, 4 profile, 8 stream (to mtlite.stream_event with user = the
 // translator), 16 shortlist. max_length 0, max_length_offset < 0, and max_length_ratio or
 // length_penalty NaN: the default.
-mtlite_status mtlite_web_translate(mtlite_translator* translator, const char* const* texts, const size_t* lengths,
-                                   size_t n, int beam, int n_best, int max_length, float max_length_ratio,
-                                   int max_length_offset, float length_penalty, int flags) {
+mtlite_options WebOptions(mtlite_translator* translator, int beam, int n_best, int max_length, float max_length_ratio,
+                          int max_length_offset, float length_penalty, int flags) {
   mtlite_options o;
   mtlite_options_default(&o);
   o.beam_size = beam;
@@ -96,7 +112,108 @@ mtlite_status mtlite_web_translate(mtlite_translator* translator, const char* co
     o.stream_user = translator;
   }
   o.use_shortlist = (flags & 16) != 0;
+  return o;
+}
+
+void CopyMessage(const mtlite::Status& s, char* error, size_t error_bytes) {
+  if (error_bytes == 0) return;
+  const size_t n = s.message().size() < error_bytes - 1 ? s.message().size() : error_bytes - 1;
+  std::memcpy(error, s.message().data(), n);
+  error[n] = '\0';
+}
+}  // namespace
+
+mtlite_status mtlite_web_translate(mtlite_translator* translator, const char* const* texts, const size_t* lengths,
+                                   size_t n, int beam, int n_best, int max_length, float max_length_ratio,
+                                   int max_length_offset, float length_penalty, int flags) {
+  const mtlite_options o =
+      WebOptions(translator, beam, n_best, max_length, max_length_ratio, max_length_offset, length_penalty, flags);
   return mtlite_translate(translator, texts, lengths, n, &o);
+}
+
+// The text layer: options as in mtlite_web_translate (n-best 1; flags also 32: quality); split,
+// html, max_length_break and language (NULL: the model's) as in mtlite_text_options.
+mtlite_status mtlite_web_translate_text(mtlite_translator* translator, const char* text, size_t length, int beam,
+                                        int max_length, float max_length_ratio, int max_length_offset,
+                                        float length_penalty, int flags, int split, int html, int max_length_break,
+                                        const char* language, mtlite_text_result* out) {
+  const mtlite_options o =
+      WebOptions(translator, beam, 1, max_length, max_length_ratio, max_length_offset, length_penalty, flags);
+  mtlite_text_options to;
+  mtlite_text_options_default(&to);
+  to.split = split;
+  to.html = html;
+  to.max_length_break = max_length_break;
+  to.language = language;
+  to.quality = (flags & 32) != 0;
+  return mtlite_translate_text(translator, text, length, &o, &to, out);
+}
+
+// The text content of html[0, size) as the text layer's parser makes it (character references
+// decoded, tags, comments and untranslated elements left out): the text the sentences of an html
+// call index, in the source and (parsing the translation) in the target. out: at least size
+// bytes (decoding never grows). On failure, the parser's message goes to error.
+mtlite_status mtlite_web_html_text(const char* html, size_t size, char* out, size_t* out_len, char* error,
+                                   size_t error_bytes) {
+  if (error_bytes > 0) error[0] = '\0';
+  std::vector<mtlite::text::MarkupItem> items(size + 1);
+  size_t num_items = 0, dropped = 0;
+  const mtlite::Status s = mtlite::text::ParseMarkup(std::string_view(html, size), out, size + 1, out_len,
+                                                     items.data(), items.size(), &num_items, &dropped);
+  if (!s.ok()) CopyMessage(s, error, error_bytes);
+  return static_cast<mtlite_status>(s.code());
+}
+
+// Model.tokenize: the model at data[0, size) (the bytes of a loaded model, which outlive it) with
+// its own tables, for its source tokenizer and piece strings; NULL and the loader's message in
+// error on failure. Freed by mtlite_web_vocab_free.
+void* mtlite_web_vocab_new(const void* data, size_t size, char* error, size_t error_bytes) {
+  if (error_bytes > 0) error[0] = '\0';
+  auto model = mtlite::Model::FromBuffer(data, size);
+  if (!model.ok()) {
+    CopyMessage(model.status(), error, error_bytes);
+    return nullptr;
+  }
+  return new std::shared_ptr<const mtlite::Model>(std::move(model).value());
+}
+void mtlite_web_vocab_free(void* vocab) { delete static_cast<std::shared_ptr<const mtlite::Model>*>(vocab); }
+
+// The source ids of text[0, length) (with the final </s>, as the translator encodes it) and their
+// pieces, in one block (freed by mtlite_web_free) at *out: int32 count n, n ids, n + 1 byte offsets
+// of the pieces in the bytes that follow them.
+mtlite_status mtlite_web_tokenize(const void* vocab, const char* text, size_t length, void** out, char* error,
+                                  size_t error_bytes) {
+  if (error_bytes > 0) error[0] = '\0';
+  *out = nullptr;
+  const mtlite::Model& model = **static_cast<const std::shared_ptr<const mtlite::Model>*>(vocab);
+  std::vector<int32_t> ids;
+  const mtlite::Status s = mtlite::EncodeSource(model, std::string_view(text, length), &ids);
+  if (!s.ok()) {
+    CopyMessage(s, error, error_bytes);
+    return static_cast<mtlite_status>(s.code());
+  }
+  const auto& pieces = model.data().source_vocab.id_to_piece;
+  const size_t n = ids.size();
+  size_t bytes = 0;
+  for (int32_t id : ids) bytes += size_t(id) < pieces.size() ? pieces[size_t(id)].size() : 0;
+  uint8_t* block = static_cast<uint8_t*>(mtlite_web_alloc(4 * (2 * n + 2) + bytes));
+  if (!block) return MTLITE_RESOURCE_EXHAUSTED;
+  int32_t* head = reinterpret_cast<int32_t*>(block);
+  head[0] = int32_t(n);
+  uint32_t* offsets = reinterpret_cast<uint32_t*>(head + 1 + n);
+  char* chars = reinterpret_cast<char*>(offsets + n + 1);
+  uint32_t at = 0;
+  for (size_t i = 0; i < n; ++i) {
+    head[1 + i] = ids[i];
+    offsets[i] = at;
+    if (size_t(ids[i]) < pieces.size()) {
+      std::memcpy(chars + at, pieces[size_t(ids[i])].data(), pieces[size_t(ids[i])].size());
+      at += uint32_t(pieces[size_t(ids[i])].size());
+    }
+  }
+  offsets[n] = at;
+  *out = block;
+  return MTLITE_OK;
 }
 
 }  // extern "C"

@@ -839,9 +839,18 @@ Status RenderMarkup(std::string_view html, const MarkupItem* items, size_t num_i
     const uint32_t lo = p >= 0 ? cursor[p] : top_cursor;
     const uint32_t hi = p >= 0 ? pos[items[p].partner] : tsize;
     if (it.kind == MarkupKind::kOpen) {
-      const uint32_t s = Clamp(pos[i], lo, hi);
+      uint32_t s = Clamp(pos[i], lo, hi);
+      uint32_t e = Clamp(pos[it.partner], s, hi);
+      // An inline element wraps words, not the spaces around them (unless its source did).
+      const uint32_t os = it.text_pos, cs = items[it.partner].text_pos;
+      if (!it.block && os < cs) {
+        if (!IsSpace(source_plain[os]))
+          while (s < e && IsSpace(target_plain[s])) ++s;
+        if (!IsSpace(source_plain[cs - 1]))
+          while (e > s && IsSpace(target_plain[e - 1])) --e;
+      }
       pos[i] = s;
-      pos[it.partner] = Clamp(pos[it.partner], s, hi);
+      pos[it.partner] = e;
       cursor[i] = s;
     } else {
       if (it.kind != MarkupKind::kClose) pos[i] = Clamp(pos[i], lo, hi);
@@ -857,6 +866,12 @@ Status RenderMarkup(std::string_view html, const MarkupItem* items, size_t num_i
     const uint32_t p = Clamp(pos[i], tc, tsize);
     w.Escaped(target_plain.substr(tc, p - tc));
     tc = p;
+    // An untranslated inline element that stood between spaces, as a word does ("stop <span
+    // translate=no>Acme</span> him"), keeps a space on each side in the target too.
+    const bool word_like = it.kind == MarkupKind::kOpaque && !it.block && !it.name.empty() && it.text_pos > 0 &&
+                           it.text_pos < source_plain.size() && IsSpace(source_plain[it.text_pos - 1]) &&
+                           IsSpace(source_plain[it.text_pos]);
+    if (word_like && p > 0 && !IsSpace(target_plain[p - 1])) w.Put(" ", 1);
     if (it.synthetic) {
       w.Put("</", 2);
       w.Put(html.data() + it.name.begin, it.name.size());
@@ -864,6 +879,7 @@ Status RenderMarkup(std::string_view html, const MarkupItem* items, size_t num_i
     } else {
       w.Put(html.data() + it.source.begin, it.source.size());
     }
+    if (word_like && p < tsize && !IsSpace(target_plain[p])) w.Put(" ", 1);
   }
   w.Escaped(target_plain.substr(tc));
   if (w.len > out_cap)

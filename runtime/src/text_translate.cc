@@ -23,6 +23,12 @@ Status Err(StatusCode c, std::string m) { return Status(c, std::move(m)); }
 bool IsSoftSpace(char c) { return c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '\v'; }
 bool IsAsciiSpace(char c) { return c == ' ' || IsSoftSpace(c); }
 
+// A byte of a word: ASCII letters and digits, and every byte of a non-ASCII character.
+bool IsWordByte(char c) {
+  const unsigned char u = static_cast<unsigned char>(c);
+  return u >= 0x80 || (u >= '0' && u <= '9') || ((u | 0x20) >= 'a' && (u | 0x20) <= 'z');
+}
+
 // Length of the UTF-8 sequence starting with byte c (1 for a stray or invalid byte).
 size_t Utf8Length(unsigned char c) {
   if (c < 0xC0) return 1;
@@ -333,6 +339,16 @@ Status TextLayer::AlignPiece(TranslatorImpl* tr, std::string_view view, TextPiec
     TargetSpans(second->target_tokenizer(), hyp, tgt_spans);
   } else {
     TargetSpans(tr->target_tokenizer(), hyp, tgt_spans);
+  }
+  // Markup goes around whole words: a token inside a word (a subword piece) stands for the word,
+  // so that a tag never lands between two letters ("Welche<b>r</b>" -> "<b>Welcher</b>").
+  for (int t = 0; t < hyp.num_ids; ++t) {
+    const std::string_view w = hyp.text;
+    uint32_t b = tgt_spans[t].begin, e = tgt_spans[t].end;
+    if (b == e) continue;
+    while (b > 0 && IsWordByte(w[b - 1]) && IsWordByte(w[b])) --b;
+    while (e < w.size() && IsWordByte(w[e - 1]) && IsWordByte(w[e])) ++e;
+    tgt_spans[t] = {b, e};
   }
   if (num_tokens_ + size_t(hyp.num_ids) > cap_.tokens)
     return Err(StatusCode::kOutOfRange, "html: the translation has more than " + std::to_string(cap_.tokens) +

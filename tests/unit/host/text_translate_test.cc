@@ -154,6 +154,35 @@ TEST_F(TextTest, HtmlKeepsMarkupAndTranslatesItsText) {
   EXPECT_EQ(r->text, "<br><img src=\"a.png\"><!-- x -->");
 }
 
+// Tags are put at word boundaries of the translation (a subword token stands for its word), and
+// an untranslated inline element that stood between spaces keeps a space on each side.
+TEST_F(TextTest, HtmlTagsStayAtWordBoundaries) {
+  TextOptions to;
+  to.html = true;
+  auto letter = [](char c) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    return u >= 0x80 || (u | 0x20) - 'a' < 26u;
+  };
+  for (const char* html : {"<p><sub>Which</sub> <strong>side</strong> <b>won?</b></p>",
+                           "<p>A <i>man</i> is <b>riding</b> a <em>red</em> bike <u>down</u> the street.</p>",
+                           "<p>Two <a href=\"#\">dogs</a> play in the <b>snow</b>.</p>"}) {
+    const TextResultView* r = Text(html, to);
+    ASSERT_TRUE(r);
+    const std::string out(r->text);
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i] != '<') continue;
+      const size_t close = out.find('>', i);
+      ASSERT_NE(close, std::string::npos);
+      const bool inside = i > 0 && close + 1 < out.size() && letter(out[i - 1]) && letter(out[close + 1]);
+      EXPECT_FALSE(inside) << "a tag between two letters: " << out;
+      i = close;
+    }
+  }
+  const TextResultView* r = Text("<p>He cannot stop <span translate=\"no\">Acme Widget</span> him.</p>", to);
+  ASSERT_TRUE(r);
+  EXPECT_NE(std::string(r->text).find(" <span translate=\"no\">Acme Widget</span> "), std::string::npos) << r->text;
+}
+
 TEST_F(TextTest, Limits) {
   TextOptions to;
   const TextResultView* r = nullptr;

@@ -36,6 +36,7 @@ set(_mtlite_wasm_exports
   mtlite_version mtlite_kernel_table mtlite_last_error mtlite_limits_default
   mtlite_model_storage_bytes mtlite_model_from_buffer_storage mtlite_model_free
   mtlite_arena_bytes mtlite_translator_create_in_arena mtlite_translator_free
+  mtlite_translator_create_pivot mtlite_translator_arena_bytes
   mtlite_result_count mtlite_result_get
   mtlite_profile_summary_get mtlite_profile_entry_get mtlite_profile_event_get
   mtlite_translate_text mtlite_text_sentence_get mtlite_text_word_get

@@ -5,8 +5,9 @@
 #      the scalar reference, bit for bit (tile edges and tails included);
 #   3. the JavaScript API (tests/wasm/api_test.mjs) and its edges (tests/wasm/js_defects_test.mjs:
 #      bad models' reasons, calls from onToken, wrong arguments, defaults), the text layer and
-#      tokenize (tests/wasm/text_test.mjs), AsyncTranslator in worker_threads (tests/wasm/async_test.mjs)
-#      with both modules, its
+#      tokenize (tests/wasm/text_test.mjs), AsyncTranslator in worker_threads (tests/wasm/async_test.mjs),
+#      two models chained through a pivot language (tests/wasm/pivot_test.mjs: the demo model, then
+#      the demo converted again as de-xx) with both modules, its
 #      TypeScript declarations (tsc, Debian node-typescript), the CLI's number format
 #      (tests/wasm/format_test.mjs);
 #   4. `node web/mtlite.mjs translate` against the native `mtlite translate`, byte for byte (stdout,
@@ -14,7 +15,9 @@
 #      batches with alignments, streaming, the module without SIMD128, and the bad input lines of
 #      tests/unit/host/cli_bad_input_test.cc (tests/wasm/bad_input.mjs) with several batch sizes, and the
 #      text layer (--split paragraph / sentence / wrapped, --html, --max-length-break,
-#      --max-text-bytes) on tests/wasm/data/ and the page's sample article;
+#      --max-text-bytes) on tests/wasm/data/ and the page's sample article, and a pivot chain
+#      (-m MODEL -m SECOND: greedy, beam with n-best, alignments, streaming, paragraphs, --html,
+#      languages that do not meet);
 #   5. the page (web/page/) in headless Chromium (tests/wasm/page_test.mjs): the demo model, 20
 #      sentences translated in its Web Worker equal to the native CLI's, token by token; a
 #      screenshot in build-wasm/test/page.png; its text and HTML modes in Chromium and Firefox
@@ -50,6 +53,12 @@ node tests/wasm/run_wasi.mjs build-wasm/mtlite_wasm_kernel_test.wasm > "$WORK/ke
 grep -q 'kernel tables: reference wasm-simd128 ' "$WORK/kernels.log" || die "the wasm-simd128 table was not tested"
 say "kernel tests: $(tail -1 "$WORK/kernels.log") ($(since "$t") s)"
 
+# the second model of a pivot chain: the demo again, as if it translated from German ("de-xx": it
+# runs on the first's German output)
+SECOND=$WORK/second.int8.mtlite
+"$HOST/mtlite" convert models/marian-en-de-tiny --source-lang de --target-lang xx -o "$SECOND" > /dev/null ||
+  die "convert the pivot chain's second model"
+
 t=$(now)
 node tests/wasm/api_test.mjs "$MODEL" || die "JavaScript API (SIMD128 module)"
 node tests/wasm/api_test.mjs "$MODEL" --simd=0 || die "JavaScript API (module without SIMD128)"
@@ -59,6 +68,8 @@ node tests/wasm/text_test.mjs "$MODEL" || die "the text layer and tokenize (SIMD
 node tests/wasm/text_test.mjs "$MODEL" --simd=0 || die "the text layer and tokenize (module without SIMD128)"
 node tests/wasm/async_test.mjs "$MODEL" || die "AsyncTranslator in worker_threads (SIMD128 module)"
 node tests/wasm/async_test.mjs "$MODEL" --simd=0 || die "AsyncTranslator in worker_threads (module without SIMD128)"
+node tests/wasm/pivot_test.mjs "$MODEL" "$SECOND" || die "a pivot chain (SIMD128 module)"
+node tests/wasm/pivot_test.mjs "$MODEL" "$SECOND" --simd=0 || die "a pivot chain (module without SIMD128)"
 node tests/wasm/format_test.mjs || die "number format"
 if command -v tsc >/dev/null; then
   tsc --noEmit --strict --target es2020 --module es2020 --moduleResolution node tests/wasm/types_test.ts ||
@@ -70,12 +81,14 @@ fi
 say "API tests done ($(since "$t") s)"
 
 # compare <name> <input> [flags...]: native and WebAssembly CLI, stdout, stderr and exit code
+# (PIVOT=<second model>: the chain -m MODEL -m PIVOT)
 compare() {
   local name=$1 input=$2
   shift 2
-  local rn=0 rw=0
-  "$HOST/mtlite" translate -m "$MODEL" -q "$@" < "$input" > "$WORK/$name.native.out" 2> "$WORK/$name.native.err" || rn=$?
-  node web/mtlite.mjs translate -m "$MODEL" -q "$@" < "$input" > "$WORK/$name.wasm.out" 2> "$WORK/$name.wasm.err" || rw=$?
+  local rn=0 rw=0 models=(-m "$MODEL")
+  [ -z "${PIVOT:-}" ] || models+=(-m "$PIVOT")
+  "$HOST/mtlite" translate "${models[@]}" -q "$@" < "$input" > "$WORK/$name.native.out" 2> "$WORK/$name.native.err" || rn=$?
+  node web/mtlite.mjs translate "${models[@]}" -q "$@" < "$input" > "$WORK/$name.wasm.out" 2> "$WORK/$name.wasm.err" || rw=$?
   [ "$rn" = "$rw" ] || die "$name: exit code $rw, native $rn"
   cmp "$WORK/$name.native.out" "$WORK/$name.wasm.out" || die "$name: stdout differs from the native CLI's ($WORK)"
   cmp "$WORK/$name.native.err" "$WORK/$name.wasm.err" || die "$name: stderr differs from the native CLI's ($WORK)"
@@ -116,6 +129,15 @@ compare html tests/wasm/data/snippet.html --html
 compare html-beam tests/wasm/data/snippet.html --html --beam 2 --batch 8
 compare html-text-bytes tests/wasm/data/snippet.html --html --max-text-bytes 200
 compare html-sample web/page/sample.html --html --batch 8
+# two models chained through a pivot language (the int8 demo, then the demo as de-xx)
+PIVOT=$SECOND compare pivot-greedy "$WORK/dev.en" --scores
+PIVOT=$SECOND compare pivot-beam4-nbest "$WORK/dev40.en" --beam 4 --n-best 2 --scores --max-length-ratio 3 --max-length-offset 1
+PIVOT=$SECOND compare pivot-batch-alignments "$WORK/dev40.en" --batch 7 --beam 2 --alignments
+PIVOT=$SECOND compare pivot-stream "$WORK/dev40.en" --stream --beam 2
+PIVOT=$SECOND compare pivot-paragraphs tests/wasm/data/paragraphs.en --batch 4
+PIVOT=$SECOND compare pivot-html tests/wasm/data/snippet.html --html
+PIVOT=$SECOND MTLITE_WASM_SIMD=0 compare pivot-nosimd "$WORK/dev40.en" --batch 3
+PIVOT=$MODEL compare pivot-languages "$WORK/dev40.en"
 say "CLI equal to the native one ($(since "$t") s)"
 
 t=$(now)

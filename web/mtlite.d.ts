@@ -74,6 +74,18 @@ export interface Limits {
   maxTextBytes?: number;
 }
 
+/**
+ * createTranslator's argument: the limits, and pivot, a second Model (of the same Mtlite) that
+ * translates this model's output: a chain through a pivot language (de-en, then en-fr). Every call
+ * goes through both (the first's best translation of each sentence is the second's input;
+ * hypotheses, scores and streaming are the second's; translateText composes the alignments through
+ * the pivot text). One arena; the first's target language and the second's source language must
+ * agree when both are known (else MtliteError 'INVALID_ARGUMENT').
+ */
+export interface TranslatorOptions extends Limits {
+  pivot?: Model;
+}
+
 export interface TokenEvent {
   /** Index of the sentence in the call's texts. */
   sentence: number;
@@ -259,7 +271,7 @@ export class Mtlite {
 
 export class Model {
   readonly config: ModelConfig;
-  createTranslator(limits?: Limits): Translator;
+  createTranslator(limits?: TranslatorOptions): Translator;
   /** The source ids of a text as the translators encode it, and their pieces. */
   tokenize(text: string | Uint8Array): Tokens;
   /** Frees the model and its translators; once disposed, nothing. */
@@ -270,6 +282,8 @@ export class Translator {
   /** Bytes of the translator's arena (all of its working memory). */
   readonly arenaBytes: number;
   readonly limits: Required<Omit<Limits, 'profileEvents'>>;
+  /** The second model of a chain through a pivot language (createTranslator's pivot), or null. */
+  readonly pivot: Model | null;
   /** Texts as strings, or as UTF-8 bytes passed to the runtime as they are. Throws MtliteError. */
   translate(texts: ReadonlyArray<string | Uint8Array>, options?: TranslateOptions): SentenceResult[];
   /**
@@ -292,6 +306,8 @@ export interface RequestKey {
 export interface AsyncTranslatorOptions {
   /** The .mtlite file's bytes (copied to the worker). */
   model: Uint8Array | ArrayBuffer;
+  /** A second model's bytes: a chain through a pivot language (createTranslator's pivot). */
+  pivot?: Uint8Array | ArrayBuffer;
   limits?: Limits;
   verify?: boolean;
   wasm?: Uint8Array | ArrayBuffer | URL | string;
@@ -312,6 +328,8 @@ export class AsyncTranslator {
   readonly version: string;
   readonly kernelTable: string;
   readonly config: ModelConfig;
+  /** The pivot chain's second model's config (options.pivot), or null. */
+  readonly pivotConfig: ModelConfig | null;
   readonly limits: Required<Omit<Limits, 'profileEvents'>>;
   readonly arenaBytes: number;
   translate(texts: ReadonlyArray<string | Uint8Array>, options?: TranslateOptions & RequestKey): Promise<SentenceResult[]>;

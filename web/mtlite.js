@@ -10,6 +10,9 @@
 //   r.hypotheses[0].text;
 //   tr.dispose(); model.dispose();
 //
+//   // two models chained through a pivot language (de-en, then en-fr): every call goes through both
+//   const chain = deEn.createTranslator({ maxBeam: 4, pivot: enFr });
+//
 // The module is the C API of runtime/include/mtlite/mtlite.h with the glue of web/src/mtlite_web.cc.
 // A model is copied once into the module's memory and used there in place; a translator's working
 // memory is one arena sized by its limits at creation (nothing is allocated while translating but
@@ -111,6 +114,7 @@ const LIMIT_OPTIONS = {
   maxBatch: kind.int(1), maxSourceTokens: kind.int(1), maxTargetTokens: kind.int(1), maxBeam: kind.int(1),
   maxNBest: kind.int(1), maxInputBytes: kind.int(1), alignments: kind.bool, profiling: kind.bool,
   profileEvents: kind.int(0), maxTextBytes: kind.int(0),
+  pivot: [(v) => v instanceof Model, 'a Model (the second model of a chain through a pivot language)'],
 };
 const TRANSLATE_OPTIONS = {
   beam: kind.int(1), nBest: kind.int(1), scores: kind.bool, alignments: kind.bool, maxLength: kind.int(1),
@@ -143,7 +147,7 @@ const EXPORTS = ['memory', '_initialize', 'mtlite_version', 'mtlite_kernel_table
   'mtlite_result_get', 'mtlite_profile_summary_get', 'mtlite_profile_entry_get', 'mtlite_profile_event_get',
   'mtlite_web_translate', 'mtlite_web_alloc', 'mtlite_web_free', 'mtlite_web_model_info', 'mtlite_web_translate_text',
   'mtlite_text_sentence_get', 'mtlite_text_word_get', 'mtlite_web_html_text', 'mtlite_web_vocab_new', 'mtlite_web_vocab_free',
-  'mtlite_web_tokenize'];
+  'mtlite_web_tokenize', 'mtlite_translator_create_pivot', 'mtlite_translator_arena_bytes'];
 
 const isNode = typeof process === 'object' && process.versions != null && process.versions.node != null;
 
@@ -393,17 +397,31 @@ export class Model {
    * maxTextBytes; unset: the runtime's defaults, maxNBest at most maxBeam, maxInputBytes 16384 and
    * maxTextBytes 65536 as in the native CLI; maxTextBytes 0: no translateText, a smaller arena;
    * translateText with html needs alignments: true); its arena is allocated here, once.
+   *
+   * limits.pivot: a second Model (of the same Mtlite) that translates this one's output: a chain
+   * through a pivot language (this model de-en, the pivot model en-fr), as the native
+   * Translator::Create(first, second, limits). Every call goes through both: the first model's
+   * best translation of each sentence is the second's input; hypotheses, scores, n-best and
+   * streaming are the second's; translateText composes the alignments through the pivot text, so
+   * html works. One arena holds both translators (arenaBytes). The first model's target language
+   * and the second's source language must agree when both are known (else INVALID_ARGUMENT).
+   * Disposing either model disposes the translator.
    */
   createTranslator(limits) {
     limits = checkOptions(limits, LIMIT_OPTIONS, 'createTranslator limits');
     if (!this._h) throw invalid('createTranslator: the model was disposed');
+    const { pivot, ...sizes } = limits;
+    if (pivot !== undefined) {
+      if (pivot._mt !== this._mt) throw invalid('createTranslator: the pivot model was loaded by another Mtlite');
+      if (!pivot._h) throw invalid('createTranslator: the pivot model was disposed');
+    }
     const mt = this._mt, x = mt._x, lp = mt._scratch, out = mt._scratch + 64;
     mt._idle('createTranslator');
     x.mtlite_limits_default(lp);
     const v = mt._view();
     v.setInt32(lp + LIMITS.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, true);
     v.setInt32(lp + LIMITS.maxTextBytes, DEFAULT_MAX_TEXT_BYTES, true);
-    for (const [k, value] of Object.entries(limits)) {
+    for (const [k, value] of Object.entries(sizes)) {
       if (value !== undefined) v.setInt32(lp + LIMITS[k], typeof value === 'boolean' ? Number(value) : value, true);
     }
     v.setInt32(lp + LIMITS.numThreads, 1, true); // no threads in the module
@@ -411,23 +429,34 @@ export class Model {
       const nBest = v.getInt32(lp + LIMITS.maxNBest, true), beam = v.getInt32(lp + LIMITS.maxBeam, true);
       v.setInt32(lp + LIMITS.maxNBest, Math.max(1, Math.min(nBest, beam)), true);
     }
-    mt._check(x.mtlite_arena_bytes(this._h, lp, out));
-    const arenaBytes = mt._u32(out);
-    const arena = mt._alloc(arenaBytes);
-    try {
-      mt._check(x.mtlite_translator_create_in_arena(this._h, lp, arena, arenaBytes, out));
-    } catch (e) {
-      mt._free(arena);
-      throw trapped(e);
+    let arena = 0, arenaBytes;
+    if (pivot !== undefined) { // the runtime allocates the chain's one arena itself
+      try {
+        mt._check(x.mtlite_translator_create_pivot(this._h, pivot._h, lp, out));
+        arenaBytes = x.mtlite_translator_arena_bytes(mt._u32(out));
+      } catch (e) {
+        throw trapped(e);
+      }
+    } else {
+      mt._check(x.mtlite_arena_bytes(this._h, lp, out));
+      arenaBytes = mt._u32(out);
+      arena = mt._alloc(arenaBytes);
+      try {
+        mt._check(x.mtlite_translator_create_in_arena(this._h, lp, arena, arenaBytes, out));
+      } catch (e) {
+        mt._free(arena);
+        throw trapped(e);
+      }
     }
     const view = mt._view();
     const read = (k) => view.getInt32(lp + LIMITS[k], true);
-    const t = new Translator(this, mt._u32(out), arena, arenaBytes, {
+    const t = new Translator(this, pivot ?? null, mt._u32(out), arena, arenaBytes, {
       maxBatch: read('maxBatch'), maxSourceTokens: read('maxSourceTokens'), maxTargetTokens: read('maxTargetTokens'),
       maxBeam: read('maxBeam'), maxNBest: read('maxNBest'), maxInputBytes: read('maxInputBytes'),
       alignments: read('alignments') !== 0, profiling: read('profiling') !== 0, maxTextBytes: read('maxTextBytes'),
     });
     this._translators.add(t);
+    if (pivot) pivot._translators.add(t);
     return t;
   }
 
@@ -490,8 +519,10 @@ export class Model {
 
 /** Translates; one call at a time (calls are synchronous). */
 export class Translator {
-  constructor(model, handle, arena, arenaBytes, limits) {
+  constructor(model, pivot, handle, arena, arenaBytes, limits) {
     this._model = model;
+    /** The second model of a chain through a pivot language (createTranslator's limits.pivot), or null. */
+    this.pivot = pivot;
     this._mt = model._mt;
     this._h = handle;
     this._arena = arena;
@@ -765,6 +796,7 @@ export class Translator {
     this._mt._x.mtlite_translator_free(this._h);
     this._mt._translators.delete(this._h);
     this._model._translators.delete(this);
+    if (this.pivot) this.pivot._translators.delete(this);
     this._mt._free(this._arena);
     this._mt._free(this._input);
     this._h = 0;
@@ -775,6 +807,7 @@ export class Translator {
 
 const ASYNC_OPTIONS = {
   model: [isBytes, 'the bytes of a .mtlite file (a Uint8Array or an ArrayBuffer)'],
+  pivot: [isBytes, 'the bytes of the second .mtlite file of a pivot chain (a Uint8Array or an ArrayBuffer)'],
   limits: [(v) => v !== null && typeof v === 'object' && !Array.isArray(v), 'an object (createTranslator limits)'],
   verify: kind.bool,
   wasm: LOAD_OPTIONS.wasm, simd: kind.bool, env: LOAD_OPTIONS.env,
@@ -794,10 +827,12 @@ const fromWire = (e) => new MtliteError(e.status, e.reason);
 export class AsyncTranslator {
   /**
    * Starts the worker, loads the module and the model in it and creates the translator.
-   * options: model (the .mtlite bytes, copied to the worker), limits (createTranslator's), verify,
-   * and Mtlite.load's wasm (a URL; bytes are copied), simd, env; worker: the URL of worker.js (the
-   * default: next to this file). Resolves to the AsyncTranslator (version, kernelTable, config,
-   * limits, arenaBytes as in the worker); rejects with MtliteError.
+   * options: model (the .mtlite bytes, copied to the worker), pivot (the bytes of a second model
+   * that translates the first's output: a chain through a pivot language, createTranslator's
+   * limits.pivot), limits (createTranslator's, without pivot), verify, and Mtlite.load's wasm (a
+   * URL; bytes are copied), simd, env; worker: the URL of worker.js (the default: next to this
+   * file). Resolves to the AsyncTranslator (version, kernelTable, config, pivotConfig (the second
+   * model's config, or null), limits, arenaBytes as in the worker); rejects with MtliteError.
    */
   static async create(options) {
     options = checkOptions(options, ASYNC_OPTIONS, 'AsyncTranslator.create options');
@@ -821,8 +856,10 @@ export class AsyncTranslator {
     if (options.simd !== undefined) load.simd = options.simd;
     if (options.env !== undefined) load.env = options.env;
     const model = copy(options.model);
+    const pivot = options.pivot === undefined ? null : copy(options.pivot);
     try {
-      const info = await self._request({ op: 'init', load, model, verify: options.verify, limits: options.limits }, null, [model]);
+      const info = await self._request({ op: 'init', load, model, pivot, verify: options.verify, limits: options.limits },
+        null, pivot ? [model, pivot] : [model]);
       Object.assign(self, info);
     } catch (e) {
       self.dispose();

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // mtlite in Node (the WebAssembly module through ./mtlite.js), with the output of the native CLI:
-//   node mtlite.mjs translate -m MODEL [--beam N] [--n-best K] [--scores] [--alignments] [TEXT ...] < in > out
+//   node mtlite.mjs translate -m MODEL [-m MODEL2] [--beam N] [--n-best K] [--scores] [--alignments] [TEXT ...] < in > out
 //   node mtlite.mjs version
 // translate reads lines from stdin (or takes each TEXT argument as one) and writes one translation
 // per line in order, as `mtlite translate` does: by default (--split paragraph) a line is a
 // paragraph, cut into sentences by the runtime's text layer (Translator.translateText); --split
 // sentence / wrapped / none, --html (the whole input is one HTML document). A sentence that fails
 // is kept untranslated and reported on stderr with its line number (with --split none: the line's
-// output is left empty), and the exit code is 1.
+// output is left empty), and the exit code is 1. -m twice: two models chained through a pivot
+// language (de-en, then en-fr: every sentence goes through both), as the native CLI's.
 // MTLITE_WASM_SIMD=0 in the environment loads the module without SIMD128.
 import { readFile } from 'node:fs/promises';
 import { formatFixed6 } from './format.js';
@@ -16,7 +17,8 @@ import { Mtlite, MtliteError } from './mtlite.js';
 const USAGE = `usage: mtlite.mjs translate -m MODEL [options] [TEXT ...]
        mtlite.mjs version
 translate options (as in \`mtlite translate\`):
-  -m, --model MODEL          the .mtlite model file
+  -m, --model MODEL          the .mtlite model file; twice: two models chained through a pivot language
+                             (de-en, then en-fr)
   --beam N                   beam size; 1 = greedy (1..64, default 1)
   --n-best N                 hypotheses per sentence, at most --beam; Moses n-best lines when > 1
   --batch N                  sentences per translate call (1..1024, default 1)
@@ -67,7 +69,15 @@ function parseArgs(argv) {
       if (i + 1 >= argv.length) throw new UsageError(`${arg} needs a value`);
       return argv[++i];
     };
-    if (arg === '-m' || arg === '--model') a.model = next();
+    if (arg === '-m' || arg === '--model') {
+      const m = next();
+      if (m === '') throw new UsageError(`${arg} must not be empty`);
+      if (a.secondModel !== undefined) {
+        throw new UsageError(`${arg} is given more than twice (one model, or two chained through a pivot language)`);
+      }
+      if (a.model === undefined) a.model = m;
+      else a.secondModel = m;
+    }
     else if (arg === '--split') {
       a.split = next();
       if (!splits.includes(a.split)) throw new UsageError(`--split: '${a.split}' is not one of ${splits.join(', ')}`);
@@ -141,33 +151,48 @@ async function* inputLines(texts) {
 async function translateMain(argv) {
   const a = parseArgs(argv);
   const mt = await Mtlite.load({ simd: process.env.MTLITE_WASM_SIMD === '0' ? false : undefined });
-  let model;
-  try {
-    model = mt.loadModel(await readFile(a.model), { verify: a.verify });
-  } catch (e) {
-    const why = e instanceof MtliteError ? e.message : `IO_ERROR: cannot open '${a.model}': ${e.message}`;
-    process.stderr.write(`mtlite translate: ${a.model}: ${why}\n`);
-    return 1;
-  }
+  // The model (and the pivot chain's second), each checked as the native CLI does, in order.
+  const load = async (path) => {
+    let m;
+    try {
+      m = mt.loadModel(await readFile(path), { verify: a.verify });
+    } catch (e) {
+      const why = e instanceof MtliteError ? e.message : `IO_ERROR: cannot open '${path}': ${e.message}`;
+      process.stderr.write(`mtlite translate: ${path}: ${why}\n`);
+      return null;
+    }
+    if (a.shortlist && !m.config.hasShortlist) {
+      process.stderr.write(`mtlite translate: ${path} has no shortlist section (add one with \`mtlite shortlist\`)\n`);
+      m.dispose();
+      return null;
+    }
+    return m;
+  };
+  const model = await load(a.model);
+  if (!model) return 1;
+  const second = a.secondModel === undefined ? undefined : await load(a.secondModel);
+  if (second === null) return 1;
   const c = model.config;
-  if (a.shortlist && !c.hasShortlist) {
-    process.stderr.write(`mtlite translate: ${a.model} has no shortlist section (add one with \`mtlite shortlist\`)\n`);
-    return 1;
-  }
-  const cap = (v) => (c.positionsStored ? Math.min(v, c.maxPositions) : v);
+  // (positions stored: the limits fit the model, and a pivot chain's both models)
+  const cap = (v) => [c, ...(second ? [second.config] : [])].reduce(
+    (n, k) => (k.positionsStored ? Math.min(n, k.maxPositions) : n), v);
   let tr;
   try {
     tr = model.createTranslator({ maxBatch: a.batch, maxBeam: a.beam, maxNBest: a.nBest, maxTargetTokens: cap(a.maxLength),
       maxSourceTokens: cap(a.maxSourceTokens), maxInputBytes: a.maxInputBytes, alignments: Boolean(a.alignments || a.html),
-      maxTextBytes: a.textMode ? a.maxTextBytes : 0 });
+      maxTextBytes: a.textMode ? a.maxTextBytes : 0, pivot: second });
   } catch (e) {
     process.stderr.write(`mtlite translate: ${e.message}\n`);
     return 1;
   }
-  if (a.textMode) {
-    const rc = await textMain(a, tr);
+  const done = () => {
     tr.dispose();
     model.dispose();
+    if (second) second.dispose();
+  };
+  if (a.textMode) {
+    const rc = await textMain(a, tr);
+    done();
     return rc;
   }
   const tty = process.stdout.isTTY === true;
@@ -244,8 +269,7 @@ async function translateMain(argv) {
     const secs = (performance.now() - t0) / 1000;
     process.stderr.write(`\rmtlite: ${first} lines (${(first / Math.max(secs, 1e-9)).toFixed(1)} lines/s)\n`);
   }
-  tr.dispose();
-  model.dispose();
+  done();
   return rc;
 }
 

@@ -2,7 +2,8 @@
 // thread (a browser Web Worker of type 'module', or a Node worker_threads Worker), so that the
 // synchronous calls of the API never block the thread that asked for them. The protocol is
 // AsyncTranslator's own (it sends one request at a time):
-//   in:  {id, op: 'init', load: Mtlite.load options, model: ArrayBuffer, verify, limits}
+//   in:  {id, op: 'init', load: Mtlite.load options, model: ArrayBuffer, pivot: ArrayBuffer or null
+//        (the second model of a chain through a pivot language), verify, limits}
 //        {id, op: 'translate', texts, options, stream}   {id, op: 'translateText', text, options}
 //        {id, op: 'tokenize', text}
 //   out: {id, ok: true, value}   {id, ok: false, error: {status, reason}}   {id, token} (stream)
@@ -18,7 +19,7 @@ if (isNode) {
   port = { post: (m, transfer) => self.postMessage(m, transfer), listen: (f) => self.addEventListener('message', (e) => f(e.data)) };
 }
 
-let model = null, translator = null;
+let model = null, pivot = null, translator = null;
 
 // An error as it crosses to the other thread: an MtliteError's status and reason, anything else as
 // INTERNAL (status 8) with its message.
@@ -30,9 +31,13 @@ async function handle(m) {
     case 'init': {
       const mt = await Mtlite.load(m.load);
       model = mt.loadModel(new Uint8Array(m.model), { verify: m.verify });
-      translator = model.createTranslator(m.limits);
-      return { version: mt.version, kernelTable: mt.kernelTable, config: model.config, limits: translator.limits,
-        arenaBytes: translator.arenaBytes };
+      if (m.pivot) pivot = mt.loadModel(new Uint8Array(m.pivot), { verify: m.verify });
+      if (pivot && m.limits !== null && typeof m.limits === 'object' && 'pivot' in m.limits) {
+        throw new MtliteError(1, 'AsyncTranslator.create: the pivot model is options.pivot (its bytes), not limits.pivot');
+      }
+      translator = model.createTranslator(pivot ? { ...m.limits, pivot } : m.limits);
+      return { version: mt.version, kernelTable: mt.kernelTable, config: model.config,
+        pivotConfig: pivot ? pivot.config : null, limits: translator.limits, arenaBytes: translator.arenaBytes };
     }
     case 'translate': {
       const options = { ...m.options };

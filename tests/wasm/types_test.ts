@@ -1,6 +1,7 @@
 // Compiles against web/mtlite.d.ts (tsc --noEmit --strict; scripts/wasm_test.sh): the declarations
 // are valid TypeScript and describe the API as tests/wasm/api_test.mjs uses it.
-import { AsyncTranslator, Hypothesis, Mtlite, MtliteError, Profile, TextResult, Tokens, hasSimd128 } from '../../web/mtlite.js';
+import { AsyncTranslator, Hypothesis, Model, ModelConfig, Mtlite, MtliteError, Profile, TextResult, Tokens, TranslatorOptions,
+  hasSimd128 } from '../../web/mtlite.js';
 
 export async function translateOne(bytes: Uint8Array, text: string): Promise<string> {
   const mt = await Mtlite.load({ simd: hasSimd128(), env: { MTLITE_KERNELS: 'reference' } });
@@ -45,5 +46,27 @@ export async function translateTexts(bytes: Uint8Array, html: string): Promise<s
     at.dispose();
     tr.dispose();
     model.dispose();
+  }
+}
+
+// Two models chained through a pivot language (de-en, then en-fr).
+export async function translateViaPivot(first: Uint8Array, second: Uint8Array, text: string): Promise<string> {
+  const mt = await Mtlite.load();
+  const a = mt.loadModel(first), b = mt.loadModel(second);
+  const options: TranslatorOptions = { maxBeam: 2, alignments: true, pivot: b };
+  const tr = a.createTranslator(options);
+  const chained: Model | null = tr.pivot;
+  const at = await AsyncTranslator.create({ model: first, pivot: second, limits: { maxBeam: 2 } });
+  try {
+    const [r] = tr.translate([text], { beam: 2 });
+    const h: TextResult = tr.translateText(`<p>${text}</p>`, { html: true });
+    const [s] = await at.translate([text], { beam: 2 });
+    const c: ModelConfig | null = at.pivotConfig;
+    return `${r.hypotheses[0].text} ${h.text} ${s.hypotheses[0].text} ${chained === b} ${c?.dModel ?? 0}`;
+  } finally {
+    at.dispose();
+    tr.dispose();
+    a.dispose();
+    b.dispose();
   }
 }

@@ -1,5 +1,7 @@
 // The WebAssembly module's glue to web/mtlite.js, next to the C API (runtime/include/mtlite/mtlite.h),
-// which the module exports as it is (cmake/wasm.cmake lists the functions):
+// which the module exports as it is (cmake/wasm.cmake lists the functions; e.g. a chain of two models
+// through a pivot language is mtlite_translator_create_pivot, whose one arena the runtime allocates
+// on the module's heap, and mtlite_translator_arena_bytes its size):
 //   mtlite_web_alloc / _free     64-byte aligned memory for the model bytes, its storage, the arena
 //                                and the input texts (the runtime itself allocates nothing more)
 //   mtlite_web_model_info        the config numbers the JavaScript side needs (limits, defaults), or

@@ -5,10 +5,14 @@
 //   node translate.mjs --model M.bin --vocab V.spm [--vocab TRG.spm] [--shortlist lex.bin]
 //        [--beam N] [--precision float32|int8shiftAll|int8shiftAlphaAll]
 //        [--normalize X] [--max-length-factor F] [--batch N] [--ssplit sentence|paragraph]
-//        [--html] [--separator S] [--json] < in > out
+//        [--html] [--separator S] [--json] [--pivot M2.bin --pivot-vocab V2.spm [--pivot-vocab ...]]
+//        < in > out
 //
 // The model is a Marian binary (.bin) file; its embedded special:model.yml gives the network.
 // One --vocab is shared by both sides; two are source then target.
+// --pivot: a second model that translates the first's output (Bergamot's translateViaPivoting:
+// the first model's best translation of each sentence is the second's input), with its own
+// --pivot-vocab (one or two, as --vocab) and the same options.
 // --ssplit: Bergamot's ssplit-mode: sentence (default: a line is one sentence) or paragraph (a
 // line is a paragraph that Bergamot cuts into sentences). --html: each text is HTML (Bergamot's
 // ResponseOptions html: markup put back by the alignments). --separator S: the texts are the
@@ -26,7 +30,7 @@ import vm from 'node:vm';
 function parseArgs(argv) {
   const a = {vocab: [], beam: 1, precision: 'float32', normalize: '1.0', 'max-length-factor': '3',
              batch: 64, shortlist: null, model: null, ssplit: 'sentence', html: false, json: false,
-             separator: null};
+             separator: null, pivot: null, 'pivot-vocab': []};
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i].replace(/^--/, '');
     if (k === 'html' || k === 'json') {  // flags
@@ -35,11 +39,13 @@ function parseArgs(argv) {
     }
     const v = argv[i + 1];
     if (!(k in a) || v === undefined) throw new Error(`unknown or incomplete option ${argv[i]}`);
-    if (k === 'vocab') a.vocab.push(v); else a[k] = v;
+    if (k === 'vocab' || k === 'pivot-vocab') a[k].push(v); else a[k] = v;
     i++;
   }
   if (!a.model || a.vocab.length < 1 || a.vocab.length > 2)
     throw new Error('need --model and one or two --vocab');
+  if ((a.pivot !== null) !== (a['pivot-vocab'].length > 0) || a['pivot-vocab'].length > 2)
+    throw new Error('--pivot needs one or two --pivot-vocab (and --pivot-vocab needs --pivot)');
   a.beam = parseInt(a.beam, 10);
   a.batch = parseInt(a.batch, 10);
   if (!(a.beam >= 1) || !(a.batch >= 1)) throw new Error('--beam and --batch must be positive');
@@ -121,15 +127,16 @@ export function createModel(M, a) {
 
 // The translations of texts (one call of the service: Bergamot batches them itself); html: the
 // texts are HTML (the alignments place the markup); spans: {translation, spans, target_spans} per
-// text, the byte ranges of the source sentences and of their translations.
-export function translateTexts(M, service, tm, texts, html = false, spans = false) {
+// text, the byte ranges of the source sentences and of their translations. pivot: a second
+// TranslationModel that translates tm's output (translateViaPivoting).
+export function translateTexts(M, service, tm, texts, html = false, spans = false, pivot = null) {
   const v = new M.VectorString();
   const opts = new M.VectorResponseOptions();
   for (const line of texts) {
     v.push_back(line);
     opts.push_back({qualityScores: false, alignment: html, html});
   }
-  const responses = service.translate(tm, v, opts);
+  const responses = pivot ? service.translateViaPivoting(tm, pivot, v, opts) : service.translate(tm, v, opts);
   const out = [];
   for (let j = 0; j < responses.size(); j++) {
     const r = responses.get(j);
@@ -171,10 +178,11 @@ async function main() {
   }
   const M = await loadBergamot();
   const tm = createModel(M, a);
+  const pivot = a.pivot ? createModel(M, {...a, model: a.pivot, vocab: a['pivot-vocab']}) : null;
   const service = new M.BlockingService({cacheSize: 0});
   const out = [];
   for (let i = 0; i < input.length; i += a.batch)
-    out.push(...translateTexts(M, service, tm, input.slice(i, i + a.batch), a.html, a.json));
+    out.push(...translateTexts(M, service, tm, input.slice(i, i + a.batch), a.html, a.json, pivot));
   if (a.json)
     process.stdout.write(out.map((r) => JSON.stringify(r) + '\n').join(''));
   else if (a.separator !== null)

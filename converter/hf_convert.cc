@@ -14,6 +14,7 @@
 #include "crc32c.h"
 #include "io.h"
 #include "marian_layout.h"
+#include "model_internal.h"
 #include "quantize.h"
 #include "safetensors.h"
 #include "spm_proto.h"
@@ -138,14 +139,16 @@ Status ReadConfig(const JsonFile& cfg, const JsonFile& gen, ModelConfig* c, std:
                     (std::strcmp(unsupported, "normalize_before") == 0 ? " (pre-norm models)" : ""));
     }
   }
-  MTLITE_RETURN_IF_ERROR(cfg.Int("d_model", 1, INT_MAX, &c->d_model));
+  // d_model and max_position_embeddings size tables built from them alone (the sinusoid of
+  // --semantics marian): bounded here by the runtime's limits, before anything is built.
+  MTLITE_RETURN_IF_ERROR(cfg.Int("d_model", 1, detail::kMaxDModel, &c->d_model));
   MTLITE_RETURN_IF_ERROR(cfg.Int("encoder_layers", 1, INT_MAX, &c->encoder_layers));
   MTLITE_RETURN_IF_ERROR(cfg.Int("decoder_layers", 1, INT_MAX, &c->decoder_layers));
   MTLITE_RETURN_IF_ERROR(cfg.Int("encoder_attention_heads", 1, INT_MAX, &c->encoder_heads));
   MTLITE_RETURN_IF_ERROR(cfg.Int("decoder_attention_heads", 1, INT_MAX, &c->decoder_heads));
   MTLITE_RETURN_IF_ERROR(cfg.Int("encoder_ffn_dim", 1, INT_MAX, &c->encoder_ffn_dim));
   MTLITE_RETURN_IF_ERROR(cfg.Int("decoder_ffn_dim", 1, INT_MAX, &c->decoder_ffn_dim));
-  MTLITE_RETURN_IF_ERROR(cfg.Int("max_position_embeddings", 1, INT_MAX, &c->max_positions));
+  MTLITE_RETURN_IF_ERROR(cfg.Int("max_position_embeddings", 1, detail::kMaxPositions, &c->max_positions));
   MTLITE_RETURN_IF_ERROR(cfg.Int("vocab_size", 1, INT_MAX, &c->source_vocab_size));
   MTLITE_RETURN_IF_ERROR(cfg.IntOr("decoder_vocab_size", c->source_vocab_size, 1, INT_MAX, &c->target_vocab_size));
   MTLITE_RETURN_IF_ERROR(cfg.Int("pad_token_id", 0, INT_MAX, &c->pad_id));

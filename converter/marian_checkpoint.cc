@@ -2,6 +2,7 @@
 // MarianMT names (marian_checkpoint.h). The options are read in marian_options.cc.
 #include "marian_checkpoint.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -232,6 +233,13 @@ Status ReadNpz(const std::string& file, const std::string& b, std::vector<RawIte
     cd_off = Le(b, z + 48, 8);
   }
   if (cd_off > size || cd_size > size - cd_off || entries > cd_size / 46) return Bad(file, "zip central directory beyond the file");
+  // Each entry's bytes [local header, end of data): entries must not share them, so that the
+  // decoded tensors stay bounded by the archive's size.
+  struct Span {
+    uint64_t begin, end;
+    size_t item;
+  };
+  std::vector<Span> spans;
   uint64_t at = cd_off;
   for (uint64_t i = 0; i < entries; ++i) {
     if (at + 46 > cd_off + cd_size || Le(b, at, 4) != 0x02014b50) return Bad(file, "bad zip central directory entry " + std::to_string(i));
@@ -268,7 +276,17 @@ Status ReadNpz(const std::string& file, const std::string& b, std::vector<RawIte
     RawItem it;
     it.name = name;
     MTLITE_RETURN_IF_ERROR(ReadNpy(file, b, data, csize, &it));
+    spans.push_back({local, data + csize, items->size()});
     items->push_back(std::move(it));
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
+    return x.begin != y.begin ? x.begin < y.begin : x.item < y.item;
+  });
+  for (size_t i = 1; i < spans.size(); ++i) {
+    const Span& prev = spans[i - 1];
+    if (spans[i].begin < prev.end) {
+      return Bad(file, (*items)[spans[i].item].name + ": zip entry data overlaps entry " + (*items)[prev.item].name);
+    }
   }
   return Status::Ok();
 }
@@ -381,6 +399,17 @@ Status ParseMarianCheckpoint(const std::string& bytes, const std::string& name, 
   }
   bool have_yaml = false;
   for (const RawItem& it : items) {
+    if (it.name == kYamlItem) {
+      if (it.kind != RawItem::kBytes) {
+        return Bad(name, it.name + ": item type " + (it.kind == RawItem::kFloat32 ? "float32" : "intgemm8") +
+                             " (bytes, int8, expected)");
+      }
+      if (it.shape.size() != 1 || uint64_t(it.shape[0]) != it.size) {
+        return Bad(name, it.name + ": shape " + ShapeString(it.shape) + " (a 1-D item of its " + std::to_string(it.size) +
+                             " bytes expected)");
+      }
+      if (have_yaml) return Bad(name, "duplicate item " + it.name);
+    }
     if (it.kind == RawItem::kBytes) {
       if (it.name != kYamlItem) continue;
       std::string text = bytes.substr(size_t(it.offset), size_t(it.size));

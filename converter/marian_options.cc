@@ -1,5 +1,6 @@
 // Marian's model options: the flat YAML of `special:model.yml` and the checks of what mtlite
 // implements (marian_checkpoint.h).
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <utility>
@@ -310,7 +311,11 @@ Status ParseMarianYaml(const std::string& text, const std::string& source, Maria
 
 Status ParseMarianYamlVocab(const std::string& text, const std::string& source, std::vector<std::string>* pieces) {
   pieces->clear();
-  std::vector<bool> seen;
+  struct Entry {
+    size_t id, line;
+    std::string piece;
+  };
+  std::vector<Entry> entries;  // as given; bounded by the text's size
   size_t line_no = 0, pos = 0;
   std::string line;
   while (NextLine(text, &pos, &line_no, &line)) {
@@ -335,18 +340,40 @@ Status ParseMarianYamlVocab(const std::string& text, const std::string& source, 
     if (id_text.empty() || *end != '\0' || errno != 0 || id < 0 || id >= (1 << 24)) {
       return YamlError(source, line_no, "id '" + id_text + "' is not an integer in [0, 16777215]");
     }
-    if (size_t(id) >= pieces->size()) {
-      pieces->resize(size_t(id) + 1);
-      seen.resize(size_t(id) + 1, false);
+    entries.push_back({size_t(id), line_no, std::move(piece)});
+  }
+  if (entries.empty()) return Status(StatusCode::kInvalidModel, source + ": empty vocabulary");
+  // Ids are 0..n-1 (as Marian writes them): each id below n once; then none is missing.
+  const size_t n = entries.size();
+  std::vector<bool> seen(n, false);
+  const Entry* beyond = nullptr;  // the first entry with an id >= n
+  for (const Entry& e : entries) {
+    if (e.id >= n) {
+      if (!beyond) beyond = &e;
+      continue;
     }
-    if (seen[size_t(id)]) return YamlError(source, line_no, "id " + std::to_string(id) + " given twice");
-    seen[size_t(id)] = true;
-    (*pieces)[size_t(id)] = std::move(piece);
+    if (seen[e.id]) return YamlError(source, e.line, "id " + std::to_string(e.id) + " given twice");
+    seen[e.id] = true;
   }
-  for (size_t i = 0; i < seen.size(); ++i) {
-    if (!seen[i]) return Status(StatusCode::kInvalidModel, source + ": no piece has id " + std::to_string(i) + " (ids must be 0..n-1)");
+  if (beyond) {
+    const size_t missing = size_t(std::find(seen.begin(), seen.end(), false) - seen.begin());
+    return Status(StatusCode::kInvalidModel, source + ": no piece has id " + std::to_string(missing) +
+                                                 " (ids must be 0..n-1; line " + std::to_string(beyond->line) +
+                                                 " has id " + std::to_string(beyond->id) + ")");
   }
-  if (pieces->empty()) return Status(StatusCode::kInvalidModel, source + ": empty vocabulary");
+  std::vector<std::string> by_id(n);
+  for (Entry& e : entries) by_id[e.id] = std::move(e.piece);
+  entries = {};
+  std::vector<uint32_t> order(n);  // ids by piece: equal pieces become neighbours
+  for (size_t i = 0; i < n; ++i) order[i] = uint32_t(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return by_id[a] != by_id[b] ? by_id[a] < by_id[b] : a < b; });
+  for (size_t i = 1; i < n; ++i) {
+    if (by_id[order[i]] == by_id[order[i - 1]]) {
+      return Status(StatusCode::kInvalidModel, source + ": piece '" + by_id[order[i]] + "' given twice (ids " +
+                                                   std::to_string(order[i - 1]) + " and " + std::to_string(order[i]) + ")");
+    }
+  }
+  *pieces = std::move(by_id);
   return Status::Ok();
 }
 

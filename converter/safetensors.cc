@@ -1,5 +1,6 @@
 #include "safetensors.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -97,6 +98,22 @@ Status Safetensors::Parse(std::string bytes, const std::string& name, Safetensor
     }
     st.entries_.emplace(key, std::move(e));
   }
+  // No two tensors share bytes, so what is read from the file is bounded by its size. Ordered by
+  // [begin, end), each begins at or after the end of those before it (empty ones may touch).
+  std::vector<std::pair<const std::string*, const Entry*>> order;
+  for (const auto& [key, e] : st.entries_) order.push_back({&key, &e});
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.second->begin != b.second->begin ? a.second->begin < b.second->begin : a.second->end < b.second->end;
+  });
+  for (size_t i = 1; i < order.size(); ++i) {
+    const Entry& e = *order[i].second;
+    const Entry& prev = *order[i - 1].second;  // the ones before it end at or before prev.end
+    if (e.begin < prev.end) {
+      return Bad(name, "tensor '" + *order[i].first + "': data_offsets [" + std::to_string(e.begin) + ", " +
+                           std::to_string(e.end) + ") overlap tensor '" + *order[i - 1].first + "' [" +
+                           std::to_string(prev.begin) + ", " + std::to_string(prev.end) + ")");
+    }
+  }
   *out = std::move(st);
   return Status::Ok();
 }
@@ -114,7 +131,7 @@ Status Safetensors::ReadF32(const std::string& tensor, std::vector<float>* out) 
   // Data is little-endian; the converter runs on little-endian hosts (x86-64, AArch64).
   if (e->dtype == "F32") {
     out->resize(size_t(bytes / 4));
-    std::memcpy(out->data(), p, size_t(bytes));
+    if (bytes) std::memcpy(out->data(), p, size_t(bytes));
   } else if (e->dtype == "F16" || e->dtype == "BF16") {
     const bool bf16 = e->dtype == "BF16";
     out->resize(size_t(bytes / 2));

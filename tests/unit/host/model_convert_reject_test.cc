@@ -54,11 +54,11 @@ const std::vector<RejectCase>& Cases() {
        {"d_model", "head"}},
       {"max_positions_beyond_runtime_limit",
        [](TinyHf* h) {
-         // Consistent tensors, but beyond the runtime's limit: the converter's self-check reports it.
+         // Consistent tensors, but beyond the runtime's limit: refused as config.json is read.
          h->config["max_position_embeddings"] = 2000000;
          for (const char* n : {"model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"}) h->tensors.erase(n);
        },
-       {"max_positions"}},
+       {"config.json", "max_position_embeddings", "1000000"}},
       {"missing_tensor", [](TinyHf* h) { h->tensors.erase("model.encoder.layers.0.fc1.weight"); },
        {"model.encoder.layers.0.fc1.weight", "missing"}},
       {"missing_embeddings", [](TinyHf* h) { h->tensors.erase("model.shared.weight"); },

@@ -107,6 +107,18 @@ mtlite::TranslatorLimits ToLimits(const mtlite_limits* l) {
   return lim;
 }
 
+// A heap handle for a created translator (or the creation's error).
+mtlite_status HeapHandle(mtlite::Result<std::unique_ptr<mtlite::Translator>> r, const mtlite::TranslatorLimits& lim,
+                         mtlite_translator** out) {
+  if (!r.ok()) return Fail(r.status());
+  auto t = std::make_unique<mtlite_translator>();
+  t->translator = std::move(r.value());
+  t->owned_views.resize(size_t(lim.max_batch));
+  t->views = t->owned_views.data();
+  *out = t.release();
+  return MTLITE_OK;
+}
+
 // The C options as the C++ ones; the stream callback goes through the handle.
 mtlite::TranslateOptions ToOptions(const mtlite_options* o, mtlite_translator* t) {
   mtlite::TranslateOptions opt;
@@ -237,14 +249,7 @@ mtlite_status mtlite_translator_create(const mtlite_model* m, const mtlite_limit
     if (!m || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
     *out = nullptr;
     const mtlite::TranslatorLimits lim = ToLimits(l);
-    auto r = mtlite::Translator::Create(m->model, lim);
-    if (!r.ok()) return Fail(r.status());
-    auto t = std::make_unique<mtlite_translator>();
-    t->translator = std::move(r.value());
-    t->owned_views.resize(size_t(lim.max_batch));
-    t->views = t->owned_views.data();
-    *out = t.release();
-    return MTLITE_OK;
+    return HeapHandle(mtlite::Translator::Create(m->model, lim), lim, out);
   });
 }
 
@@ -254,14 +259,7 @@ mtlite_status mtlite_translator_create_pivot(const mtlite_model* first, const mt
     if (!first || !second || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");
     *out = nullptr;
     const mtlite::TranslatorLimits lim = ToLimits(l);
-    auto r = mtlite::Translator::Create(first->model, second->model, lim);
-    if (!r.ok()) return Fail(r.status());
-    auto t = std::make_unique<mtlite_translator>();
-    t->translator = std::move(r.value());
-    t->owned_views.resize(size_t(lim.max_batch));
-    t->views = t->owned_views.data();
-    *out = t.release();
-    return MTLITE_OK;
+    return HeapHandle(mtlite::Translator::Create(first->model, second->model, lim), lim, out);
   });
 }
 

@@ -7,26 +7,10 @@
 // Prints "N passed, N failed".
 import { readFileSync } from 'node:fs';
 import { Mtlite, MtliteError, hasSimd128 } from '../../web/mtlite.js';
+import { check, throws, report } from './checks.mjs';
 
 const [modelPath, ...flags] = process.argv.slice(2);
 const simd = !flags.includes('--simd=0');
-let passed = 0, failed = 0;
-function check(name, cond, detail = '') {
-  if (cond) ++passed;
-  else {
-    ++failed;
-    console.log(`FAILED: ${name} ${detail}`);
-  }
-}
-function throws(name, f, code, reasonPart) {
-  try {
-    f();
-    check(name, false, '(no exception)');
-  } catch (e) {
-    check(name, e instanceof MtliteError && e.code === code && e.reason.includes(reasonPart),
-      `(${e instanceof MtliteError ? e.message : e})`);
-  }
-}
 
 check('SIMD128 detected in node', hasSimd128());
 const mt = await Mtlite.load({ simd });
@@ -101,5 +85,4 @@ try {
   modelDisposedThrows = /disposed/.test(e.message);
 }
 check('disposing the model disposes its translators', modelDisposedThrows);
-console.log(`${passed} passed, ${failed} failed`);
-process.exitCode = failed ? 1 : 0;
+report();

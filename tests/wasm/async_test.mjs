@@ -7,26 +7,10 @@
 // idle worker does not keep node running. Prints "N passed, N failed".
 import { readFileSync } from 'node:fs';
 import { AsyncTranslator, Mtlite, MtliteError } from '../../web/mtlite.js';
+import { check, rejects, describe, report } from './checks.mjs';
 
 const [modelPath, ...flags] = process.argv.slice(2);
 const simd = !flags.includes('--simd=0');
-let passed = 0, failed = 0;
-function check(name, cond, detail = '') {
-  if (cond) ++passed;
-  else {
-    ++failed;
-    console.log(`FAILED: ${name} ${detail}`);
-  }
-}
-const describe = (e) => (e instanceof MtliteError ? `MtliteError ${e.message}` : `${e && e.name}: ${e && e.message}`);
-async function rejects(name, p, code, part = '') {
-  try {
-    await p;
-    check(name, false, '(resolved)');
-  } catch (e) {
-    check(name, e instanceof MtliteError && e.code === code && e.reason.includes(part), `(${describe(e)})`);
-  }
-}
 const settle = (p) => p.then((value) => ({ value }), (error) => ({ error }));
 
 const bytes = readFileSync(modelPath);
@@ -100,5 +84,4 @@ check('dispose twice', true);
 // an idle AsyncTranslator does not keep node running (this process must exit by itself)
 globalThis.idle = await AsyncTranslator.create({ model: bytes, simd });
 await globalThis.idle.translate([A]);
-console.log(`${passed} passed, ${failed} failed`);
-process.exitCode = failed ? 1 : 0;
+report();

@@ -14,35 +14,10 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Mtlite, MtliteError } from '../../web/mtlite.js';
+import { check, throws, rejects, describe, report } from './checks.mjs';
 
 const [modelPath, ...flags] = process.argv.slice(2);
 const simd = !flags.includes('--simd=0');
-let passed = 0, failed = 0;
-function check(name, cond, detail = '') {
-  if (cond) ++passed;
-  else {
-    ++failed;
-    console.log(`FAILED: ${name} ${detail}`);
-  }
-}
-const describe = (e) => (e instanceof MtliteError ? `MtliteError ${e.message}` : `${e && e.name}: ${e && e.message}`);
-// The call must throw MtliteError with this code and a reason holding every part.
-function throws(name, f, code, ...parts) {
-  try {
-    f();
-    check(name, false, '(no exception)');
-  } catch (e) {
-    check(name, e instanceof MtliteError && e.code === code && parts.every((p) => e.reason.includes(p)), `(${describe(e)})`);
-  }
-}
-async function rejects(name, f, code, ...parts) {
-  try {
-    await f();
-    check(name, false, '(no exception)');
-  } catch (e) {
-    check(name, e instanceof MtliteError && e.code === code && parts.every((p) => e.reason.includes(p)), `(${describe(e)})`);
-  }
-}
 // A section's unexpected exception is one failure; the next section runs.
 async function section(name, body) {
   try {
@@ -241,5 +216,4 @@ await section('2', async () => {
 });
 
 for (const x of [other, tr, model]) caught(() => x.dispose());
-console.log(`${passed} passed, ${failed} failed`);
-process.exitCode = failed ? 1 : 0;
+report();

@@ -10,26 +10,10 @@
 // Prints "N passed, N failed".
 import { readFileSync } from 'node:fs';
 import { AsyncTranslator, Mtlite, MtliteError } from '../../web/mtlite.js';
+import { check, throws, report } from './checks.mjs';
 
 const [firstPath, secondPath, ...flags] = process.argv.slice(2);
 const simd = !flags.includes('--simd=0');
-let passed = 0, failed = 0;
-function check(name, cond, detail = '') {
-  if (cond) ++passed;
-  else {
-    ++failed;
-    console.log(`FAILED: ${name} ${detail}`);
-  }
-}
-function throws(name, f, code, reasonPart) {
-  try {
-    f();
-    check(name, false, '(no exception)');
-  } catch (e) {
-    check(name, e instanceof MtliteError && e.code === code && e.reason.includes(reasonPart),
-      `(${e instanceof MtliteError ? e.message : e})`);
-  }
-}
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const plain = (results) => results.map((r) => r.hypotheses.map((h) => ({ text: h.text, ids: Array.from(h.ids), score: h.score })));
 
@@ -111,5 +95,4 @@ throws('every chain', () => chain2.translate(['A dog.']), 'INVALID_ARGUMENT', 'd
 check('the first model\'s own translator lives on', one.translate(['A dog.'])[0].hypotheses.length === 1);
 first.dispose();
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exitCode = failed ? 1 : 0;
+report();

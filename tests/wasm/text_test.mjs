@@ -8,26 +8,10 @@
 // Prints "N passed, N failed".
 import { readFileSync } from 'node:fs';
 import { Mtlite, MtliteError } from '../../web/mtlite.js';
+import { check, throws, describe, report } from './checks.mjs';
 
 const [modelPath, ...flags] = process.argv.slice(2);
 const simd = !flags.includes('--simd=0');
-let passed = 0, failed = 0;
-function check(name, cond, detail = '') {
-  if (cond) ++passed;
-  else {
-    ++failed;
-    console.log(`FAILED: ${name} ${detail}`);
-  }
-}
-const describe = (e) => (e instanceof MtliteError ? `MtliteError ${e.message}` : `${e && e.name}: ${e && e.message}`);
-function throws(name, f, code, ...parts) {
-  try {
-    f();
-    check(name, false, '(no exception)');
-  } catch (e) {
-    check(name, e instanceof MtliteError && e.code === code && parts.every((p) => e.reason.includes(p)), `(${describe(e)})`);
-  }
-}
 
 const mt = await Mtlite.load({ simd });
 const model = mt.loadModel(readFileSync(modelPath));
@@ -152,5 +136,4 @@ tr.dispose();
 throws('translateText on a disposed translator', () => tr.translateText('a'), 'INVALID_ARGUMENT', 'disposed');
 model.dispose();
 throws('tokenize on a disposed model', () => model.tokenize('a'), 'INVALID_ARGUMENT', 'disposed');
-console.log(`${passed} passed, ${failed} failed`);
-process.exitCode = failed ? 1 : 0;
+report();

@@ -783,5 +783,9 @@ Status SplitSentences(std::string_view text, SplitMode mode, const SplitterLangu
   return Status::Ok();
 }
 
+size_t WhitespaceLength(std::string_view text, size_t i) {
+  return i < text.size() ? SpaceLen(reinterpret_cast<const uint8_t*>(text.data()), text.size(), i) : 0;
+}
+
 }  // namespace text
 }  // namespace mtlite

@@ -65,5 +65,8 @@ const char* SplitterLanguageName(const SplitterLanguage& lang);  // "en", "de", 
 Status SplitSentences(std::string_view text, SplitMode mode, const SplitterLanguage& lang, ByteSpan* spans,
                       size_t capacity, size_t* count);
 
+// Bytes of the whitespace character (as defined above) at text[i], 0 when it is not whitespace.
+size_t WhitespaceLength(std::string_view text, size_t i);
+
 }  // namespace text
 }  // namespace mtlite

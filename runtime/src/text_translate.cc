@@ -38,20 +38,6 @@ size_t Utf8Length(unsigned char c) {
   return 1;
 }
 
-// Whitespace the splitter knows (text_span.h); here ASCII and the multi-byte spaces it lists, by
-// their first bytes, at s[i]: its length, or 0.
-size_t SpaceAt(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
-  if (IsAsciiSpace(s[i])) return 1;
-  if (b(0) == 0xC2 && b(1) == 0xA0) return 2;                    // U+00A0
-  if (b(0) == 0xE1 && b(1) == 0x9A && b(2) == 0x80) return 3;    // U+1680
-  if (b(0) == 0xE2 && b(1) == 0x80 && ((b(2) >= 0x80 && b(2) <= 0x8A) || b(2) == 0xA8 || b(2) == 0xA9 || b(2) == 0xAF))
-    return 3;                                                     // U+2000-200A, 2028, 2029, 202F
-  if (b(0) == 0xE2 && b(1) == 0x81 && b(2) == 0x9F) return 3;    // U+205F
-  if (b(0) == 0xE3 && b(1) == 0x80 && b(2) == 0x80) return 3;    // U+3000
-  return 0;
-}
-
 // The surface of a vocabulary piece as it appears in text: U+2581 as a space, "<0xXX>" as its
 // byte; written to buf (at most cap bytes). Returns its length; *unknown for <unk>-like pieces.
 size_t PieceSurface(std::string_view piece, char* buf, size_t cap, bool* unknown) {
@@ -88,7 +74,7 @@ void SourceTokenSpans(const VocabView& vocab, std::string_view text, const int32
   char buf[256];
   for (int k = 0; k < n; ++k) {
     while (pos < text.size()) {
-      const size_t w = SpaceAt(text, pos);
+      const size_t w = ::mtlite::text::WhitespaceLength(text, pos);
       if (!w) break;
       pos += w;
     }

@@ -452,6 +452,14 @@ class TextRunner {
 
 }  // namespace
 
+namespace {
+// Options that describe one model output per line (--split none's).
+bool PerLineOutput(const TranslateArgs& a) {
+  return a.n_best > 1 || a.scores || a.alignments || a.output_ids || a.input_ids || a.stream ||
+         !a.forced_logits.empty();
+}
+}  // namespace
+
 SplitMode EffectiveSplit(const TranslateArgs& a) {
   SplitMode m = SplitMode::kParagraph;
   if (!a.split.empty()) {
@@ -459,9 +467,7 @@ SplitMode EffectiveSplit(const TranslateArgs& a) {
     return m;
   }
   if (a.html) return SplitMode::kWrapped;  // line breaks in HTML are soft
-  const bool per_line = a.n_best > 1 || a.scores || a.alignments || a.output_ids || a.input_ids || a.stream ||
-                        !a.forced_logits.empty();
-  return per_line ? SplitMode::kNone : SplitMode::kParagraph;
+  return PerLineOutput(a) ? SplitMode::kNone : SplitMode::kParagraph;
 }
 
 int SortWindowLines(const TranslateArgs& a) {
@@ -577,9 +583,7 @@ ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs*
   p.Int("--max-text-bytes", "N", 1, 1 << 24, &a->max_text_bytes,
         "UTF-8 bytes of text per call of the text layer (a line, a paragraph block, the --html document)");
   p.Check([a] {
-    const bool per_line = a->n_best > 1 || a->scores || a->alignments || a->output_ids || a->input_ids ||
-                          a->stream || !a->forced_logits.empty();
-    if (per_line && ((!a->split.empty() && a->split != "none") || a->html))
+    if (PerLineOutput(*a) && ((!a->split.empty() && a->split != "none") || a->html))
       return std::string("--split ") + (a->split.empty() ? "wrapped" : a->split) + (a->html ? " / --html" : "") +
              " cannot be combined with --n-best, --scores, --alignments, --output-ids, --input-ids, --stream or "
              "--forced-logits (use --split none)";

@@ -59,4 +59,15 @@ if [ "${MTLITE_TEST_ARM:-1}" = 1 ] && [ -x scripts/cross_test.sh ]; then
     bash scripts/deploy_test.sh "$arch"
   done
 fi
+if [ "${MTLITE_TEST_ARM:-1}" = 1 ]; then
+  step "bare metal: the kernel tests on an emulated Cortex-M55, tables reference and mve bit for bit"
+  bash scripts/baremetal_kernel_test.sh cortex-m55
+  step "bare metal: the kernel tests on an emulated Cortex-M7, table reference"
+  bash scripts/baremetal_kernel_test.sh cortex-m7
+  # 30 dev lines on the Cortex-M55 (mve), 8 on the Cortex-M7 (the scalar table is ~4x slower under qemu)
+  for target in cortex-m55:30 cortex-m7:8; do
+    step "bare metal: the translator on an emulated ${target%%:*} (qemu-system-arm), identical to the host CLI, no heap"
+    MTLITE_BAREMETAL_LINES=${MTLITE_BAREMETAL_LINES:-${target##*:}} bash scripts/baremetal_test.sh "${target%%:*}" >/dev/null
+  done
+fi
 step "all tests passed"

@@ -25,12 +25,14 @@
 //   wasm32  : "wasm-simd128" in a module built with SIMD128 (cmake/wasm.cmake): an engine without
 //                            SIMD128 rejects the whole module, so the check is the loader's (it
 //                            loads the module built without SIMD128 instead; web/mtlite.js).
-#include <cstdio>
-#include <cstdlib>
+//   Armv8.1-M: "mve"         in a build for a core with Helium (MVE, e.g. -mcpu=cortex-m55) that
+//                            compiles runtime/kernels/mve/ (MTLITE_HAVE_MVE_KERNELS): firmware is
+//                            built for one core, so the choice is the build's.
 #include <cstring>
 
 #include "kernel_families.h"
 #include "kernels.h"
+#include "platform.h"
 
 #if defined(MTLITE_HAVE_AVX2_KERNELS) && (defined(__x86_64__) || defined(__i386__))
 #include <cpuid.h>
@@ -42,7 +44,6 @@
 #endif
 
 #if defined(MTLITE_HAVE_NEON_KERNELS) && (defined(__aarch64__) || defined(__arm__))
-#include <sys/auxv.h>
 #define MTLITE_DISPATCH_NEON 1
 #endif
 
@@ -100,7 +101,7 @@ X86Isas DetectX86() {
 
 #if defined(MTLITE_DISPATCH_NEON)
 [[maybe_unused]] bool EnvIs(const char* name, const char* value) {
-  const char* v = std::getenv(name);
+  const char* v = platform::GetEnv(name);
   return v != nullptr && std::strcmp(v, value) == 0;
 }
 #if defined(__aarch64__)
@@ -109,18 +110,18 @@ bool CpuHasDotProd() {
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1 << 20)
 #endif
-  return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return (platform::CpuHwcap() & HWCAP_ASIMDDP) != 0;
 }
 #else
 bool CpuHasNeon() {
 #ifndef HWCAP_NEON
 #define HWCAP_NEON (1 << 12)
 #endif
-  return (getauxval(AT_HWCAP) & HWCAP_NEON) != 0;
+  return (platform::CpuHwcap() & HWCAP_NEON) != 0;
 }
 bool CpuHasDotProd() {
   // arch/arm/include/uapi/asm/hwcap.h: HWCAP_ASIMDDP (1 << 24); older headers lack the name.
-  return (getauxval(AT_HWCAP) & (1ul << 24)) != 0 || EnvIs("MTLITE_ASSUME_DOTPROD", "1");
+  return (platform::CpuHwcap() & (1ul << 24)) != 0 || EnvIs("MTLITE_ASSUME_DOTPROD", "1");
 }
 #endif
 #endif
@@ -180,6 +181,12 @@ int AvailableKernels(const KernelTable** out, int max) {
     if (n < max) out[n++] = &table;
   }
 #endif
+#if defined(MTLITE_HAVE_MVE_KERNELS) && defined(__ARM_FEATURE_MVE)
+  {
+    static const KernelTable table = AllFamilies<IsaMve>("mve");
+    if (n < max) out[n++] = &table;
+  }
+#endif
   return n;
 }
 
@@ -188,16 +195,23 @@ const KernelTable& BestKernels() {
     const KernelTable* tables[8];
     int n = AvailableKernels(tables, 8);
     const KernelTable* pick = tables[n - 1];
-    if (const char* want = std::getenv("MTLITE_KERNELS")) {
+    if (const char* want = platform::GetEnv("MTLITE_KERNELS")) {
       bool found = false;
       for (int i = 0; i < n; ++i)
         if (std::strcmp(tables[i]->name, want) == 0) pick = tables[i], found = true;
       if (!found && want[0] != '\0') {
         // A misspelt name, or a table this CPU cannot run: said once, on stderr, rather than
         // silently testing or measuring another table.
-        std::fprintf(stderr, "mtlite: MTLITE_KERNELS=%s is not a kernel table this CPU can run (it can run:", want);
-        for (int i = 0; i < n; ++i) std::fprintf(stderr, " %s", tables[i]->name);
-        std::fprintf(stderr, "); using %s\n", pick->name);
+        platform::WriteDiagnostic("mtlite: MTLITE_KERNELS=");
+        platform::WriteDiagnostic(want);
+        platform::WriteDiagnostic(" is not a kernel table this CPU can run (it can run:");
+        for (int i = 0; i < n; ++i) {
+          platform::WriteDiagnostic(" ");
+          platform::WriteDiagnostic(tables[i]->name);
+        }
+        platform::WriteDiagnostic("); using ");
+        platform::WriteDiagnostic(pick->name);
+        platform::WriteDiagnostic("\n");
       }
     }
     return pick;

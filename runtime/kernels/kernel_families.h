@@ -5,7 +5,8 @@
 // dispatch.cc builds the tables from them; a table may take some families from another ISA
 // (e.g. "neon-dotprod" is "neon" with the dotprod GEMM, "avx-vnni" is "avx2" with its GEMM,
 // "avx512-amx" is "avx512-vnni" with its GEMM;
-// armv7's "neon" float families are the reference's).
+// armv7's "neon" float families are the reference's, and so are "mve"'s norm, attention and
+// search).
 #pragma once
 
 #include "kernels.h"
@@ -13,7 +14,7 @@
 namespace mtlite {
 namespace kernels {
 
-// ISA tags (runtime/kernels/<dir>/): reference/, avx2/, avxvnni/, avx512/, amx/, neon/, neon_dotprod/, wasm/.
+// ISA tags (runtime/kernels/<dir>/): reference/, avx2/, avxvnni/, avx512/, amx/, neon/, neon_dotprod/, wasm/, mve/.
 struct IsaReference;
 struct IsaAvx2;
 struct IsaAvxVnni;
@@ -22,6 +23,7 @@ struct IsaAmx;
 struct IsaNeon;
 struct IsaNeonDotProd;
 struct IsaWasm;
+struct IsaMve;
 
 template <class Isa> void AddQuantizeKernels(KernelTable& t);    // quantize_rows_s8
 template <class Isa> void AddGemmKernels(KernelTable& t);        // gemm_s8_blocked{,_acc,_gather}
@@ -58,6 +60,7 @@ MTLITE_KERNEL_FAMILIES(IsaAvx2)
 MTLITE_KERNEL_FAMILIES(IsaNeon)
 MTLITE_KERNEL_FAMILIES(IsaAvx512)
 MTLITE_KERNEL_FAMILIES(IsaWasm)
+MTLITE_KERNEL_FAMILIES(IsaMve)
 #undef MTLITE_KERNEL_FAMILIES
 template <> void AddGemmKernels<IsaAvxVnni>(KernelTable& t);
 template <> void AddGemmKernels<IsaAmx>(KernelTable& t);

@@ -44,7 +44,7 @@ void UnpackBlockedRow(const int8_t* packed, int n, int k, int row, int8_t* out);
 
 struct KernelTable {
   // "reference", "avx2", "avx-vnni", "avx512-vnni", "avx512-amx" (x86-64), "neon", "neon-dotprod" (ARM),
-  // "wasm-simd128" (WebAssembly)
+  // "wasm-simd128" (WebAssembly), "mve" (Armv8.1-M Helium)
   const char* name;
 
   // x [m][k] (row stride ldx floats) -> q [m][kp] (row stride ldq bytes, kp = RoundUp(k,4),

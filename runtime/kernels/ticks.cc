@@ -1,7 +1,8 @@
 #include "ticks.h"
 
-#include <cstdlib>
 #include <cstring>
+
+#include "platform.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -11,7 +12,7 @@ namespace mtlite {
 namespace kernels {
 
 bool TicksUsable() {
-  const char* clock = std::getenv("MTLITE_PROFILE_CLOCK");
+  const char* clock = platform::GetEnv("MTLITE_PROFILE_CLOCK");
   if (clock != nullptr && std::strcmp(clock, "steady") == 0) return false;
 #if defined(__x86_64__) || defined(__i386__)
   // Intel SDM vol. 3 "Invariant TSC" / AMD APM vol. 3 CPUID Fn8000_0007 EDX[8] (TscInvariant).

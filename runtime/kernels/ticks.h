@@ -4,7 +4,8 @@
 //   aarch64       : the generic timer's virtual count (mrs cntvct_el0; Linux lets user space
 //                   read it, its vDSO clock does the same) at a fixed frequency (CNTFRQ_EL0),
 //                   commonly tens of MHz, 1 GHz from Armv8.6 on: one tick is 1 to ~50 ns;
-//   elsewhere     : (armv7, others) the steady clock in ns.
+//   elsewhere     : (armv7, Cortex-M, others) the platform's monotonic clock in ns
+//                   (runtime/platform/platform.h: steady_clock, or the board's clock).
 // Ticks have no fixed unit: a caller converts a difference with a scale measured against the
 // steady clock over the same interval (the profiler does it once per profiled call).
 //
@@ -12,8 +13,9 @@
 // different ISA flags are identical and may be merged by the linker.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
+
+#include "platform.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -23,11 +25,7 @@ namespace mtlite {
 namespace kernels {
 
 // The steady (monotonic) clock in ns.
-inline uint64_t SteadyNs() {
-  return uint64_t(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
+inline uint64_t SteadyNs() { return platform::MonotonicNs(); }
 
 inline uint64_t ReadTicks() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -9,6 +9,7 @@
 
 #include "marian_layout.h"
 #include "model_internal.h"
+#include "platform.h"
 #include "status_macros.h"
 
 namespace mtlite {
@@ -60,7 +61,7 @@ Model::Model(detail::ModelData* data) : data_(data), owns_data_(false) {}
 
 Model::~Model() {
   if (data_->unmap && data_->mapping) data_->unmap(data_->mapping, data_->mapping_size);
-  std::free(data_->table_block);
+  platform::AlignedFree(data_->table_block);
   if (owns_data_) {
     delete data_;
   } else {
@@ -68,6 +69,19 @@ Model::~Model() {
   }
 }
 const ModelConfig& Model::config() const { return data_->config; }
+
+const DecodingDefaults& Model::decoding_defaults() const { return data_->decoding_defaults; }
+
+TranslateOptions Model::DefaultTranslateOptions() const {
+  TranslateOptions o;
+  const DecodingDefaults& d = data_->decoding_defaults;
+  if (d.beam_size) o.beam_size = *d.beam_size;
+  if (d.max_length) o.max_length = *d.max_length;
+  if (d.max_length_ratio) o.max_length_ratio = *d.max_length_ratio;
+  if (d.max_length_offset) o.max_length_offset = *d.max_length_offset;
+  if (d.length_penalty) o.length_penalty = *d.length_penalty;
+  return o;
+}
 
 size_t Model::file_size() const { return data_->size; }
 

@@ -67,8 +67,8 @@ struct TableCounts {
       for (const fb::Tensor* t : *ts) checks += (t->data() ? 1 : 0) + (t->scales() ? 1 : 0);
     }
     if (const fb::Config* c = root->config()) {
-      encoder = uint64_t(std::clamp(c->encoder_layers(), 0, kMaxLayers));
-      decoder = uint64_t(std::clamp(c->decoder_layers(), 0, kMaxLayers));
+      encoder = uint64_t(std::clamp<int32_t>(c->encoder_layers(), 0, kMaxLayers));
+      decoder = uint64_t(std::clamp<int32_t>(c->decoder_layers(), 0, kMaxLayers));
     }
     if (const fb::Tokenizer* tok = root->tokenizer()) {
       for (const fb::SentencePieceModel* m : {tok->source_spm(), tok->target_spm()}) {
@@ -82,7 +82,7 @@ struct TableCounts {
     }
     if (const fb::Shortlist* sl = root->shortlist()) {
       checks += (sl->frequent() ? 1 : 0) + (sl->offsets() ? 1 : 0) + (sl->targets() ? 1 : 0) + (sl->row_order() ? 1 : 0);
-      if (const fb::Config* c = root->config()) shortlist_marks = uint64_t(std::clamp(c->target_vocab_size(), 0, kMaxVocab));
+      if (const fb::Config* c = root->config()) shortlist_marks = uint64_t(std::clamp<int32_t>(c->target_vocab_size(), 0, kMaxVocab));
       if (sl->row_order()) token_rows = shortlist_marks;
     }
   }

@@ -1,8 +1,6 @@
-#include <cstdio>
-#include <cstdlib>
-
 #include "kernels.h"
 #include "mtlite/mtlite.hpp"
+#include "platform.h"
 
 namespace mtlite {
 
@@ -28,9 +26,11 @@ std::string Status::ToString() const {
 
 namespace detail {
 void DieOnErrorAccess(const Status& status) {
-  std::fprintf(stderr, "mtlite: Result::value() called on an error (check ok() first): %s\n",
-               status.ToString().c_str());
-  std::abort();
+  platform::WriteDiagnostic("mtlite: Result::value() called on an error (check ok() first): ");
+  platform::WriteDiagnostic(StatusCodeName(status.code()));
+  platform::WriteDiagnostic(": ");
+  platform::WriteDiagnostic(status.message().data(), status.message().size());
+  platform::Fatal("\n");
 }
 }  // namespace detail
 

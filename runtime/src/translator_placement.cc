@@ -9,6 +9,7 @@
 #include <string>
 
 #include "arena_plan.h"
+#include "platform.h"
 #include "mtlite/mtlite.hpp"
 #include "testing_hooks.h"
 #include "translator_impl.h"
@@ -128,11 +129,11 @@ Result<std::unique_ptr<Translator>> Translator::Create(std::shared_ptr<const Mod
   if (Status s = CheckChain(*first, *second); !s.ok()) return s;
   auto bytes = ArenaBytes(*first, *second, limits);
   if (!bytes.ok()) return bytes.status();
-  auto* block = static_cast<uint8_t*>(std::aligned_alloc(kArenaAlign, ArenaAlignUp(bytes.value())));
+  auto* block = static_cast<uint8_t*>(platform::AlignedAlloc(kArenaAlign, ArenaAlignUp(bytes.value())));
   if (!block)
     return Err(StatusCode::kResourceExhausted, "cannot allocate the arena of " + std::to_string(bytes.value()) + " bytes");
   auto t = PlacePivot(std::move(first), std::move(second), limits, block, bytes.value());
-  if (!t.ok()) std::free(block);
+  if (!t.ok()) platform::AlignedFree(block);
   return t;
 }
 
@@ -141,11 +142,11 @@ Result<std::unique_ptr<Translator>> Translator::Create(std::shared_ptr<const Mod
   if (!model) return Err(StatusCode::kInvalidArgument, "null model");
   auto bytes = ArenaBytes(*model, limits);
   if (!bytes.ok()) return bytes.status();
-  auto* block = static_cast<uint8_t*>(std::aligned_alloc(kArenaAlign, ArenaAlignUp(bytes.value())));
+  auto* block = static_cast<uint8_t*>(platform::AlignedAlloc(kArenaAlign, ArenaAlignUp(bytes.value())));
   if (!block)
     return Err(StatusCode::kResourceExhausted, "cannot allocate the arena of " + std::to_string(bytes.value()) + " bytes");
   auto t = Place(std::move(model), limits, block, bytes.value(), true);
-  if (!t.ok()) std::free(block);
+  if (!t.ok()) platform::AlignedFree(block);
   return t;
 }
 
@@ -168,7 +169,7 @@ Result<std::unique_ptr<Translator>> Translator::Create(std::shared_ptr<const Mod
 void Translator::operator delete(void* p) {
   if (!p) return;
   const auto* head = reinterpret_cast<const ArenaHead*>(static_cast<uint8_t*>(p) - kTranslatorOffset);
-  if (head->magic == kArenaMagic && head->heap_block) std::free(head->heap_block);
+  if (head->magic == kArenaMagic && head->heap_block) platform::AlignedFree(head->heap_block);
 }
 
 void Translator::ImplDeleter::operator()(TranslatorImpl* impl) const { impl->~TranslatorImpl(); }

@@ -199,6 +199,32 @@ TEST(KernelGemm, EmptyShapes) {
   }
 }
 
+// Weights at any byte address (a caller's buffer, a model placed at an odd offset): the same
+// sums as from aligned weights, for 1..3 bytes past an aligned address, every row-tile edge and
+// the K tails.
+TEST(KernelGemm, UnalignedWeights) {
+  for (int m : {1, 2, 3}) {
+    for (int n : {8, 13}) {
+      for (int k : {4, 12, 16, 20, 36, 64, 67}) {
+        const GemmData d = GemmTester().m(m).n(n).k(k).seed(uint32_t(m * 1000 + n * 100 + k)).Make();
+        std::vector<int32_t> want(size_t(m) * n, -1);
+        ReferenceKernels().gemm_s8_blocked_acc(m, n, k, d.a.data(), d.lda, d.packed.data(), want.data(), n);
+        std::vector<int8_t> buf(d.packed.size() + 8);
+        for (int off = 1; off < 4; ++off) {
+          int8_t* w = buf.data() + ((4 - reinterpret_cast<uintptr_t>(buf.data()) % 4) % 4) + off;
+          std::memcpy(w, d.packed.data(), d.packed.size());
+          for (const KernelTable* t : Tables()) {
+            std::vector<int32_t> got(size_t(m) * n, -1);
+            t->gemm_s8_blocked_acc(m, n, k, d.a.data(), d.lda, w, got.data(), n);
+            EXPECT_EQ("", DiffInts(want.data(), got.data(), want.size()))
+                << t->name << " m=" << m << " n=" << n << " k=" << k << " offset " << off;
+          }
+        }
+      }
+    }
+  }
+}
+
 // The shortlist GEMM over a list of blocks: orders, repeats, the partial last block (its padding
 // rows give 0), single blocks and long lists, every row-tile edge; exact sums checked too.
 TEST(KernelGemm, GatherBlocks) {

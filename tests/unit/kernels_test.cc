@@ -78,6 +78,9 @@ TEST(KernelDispatch, SimdTablePresent) {
 #if defined(MTLITE_HAVE_WASM_KERNELS)
   EXPECT_NE(names.find("wasm-simd128 "), std::string::npos) << names;
 #endif
+#if defined(MTLITE_HAVE_MVE_KERNELS) && defined(__ARM_FEATURE_MVE)
+  EXPECT_NE(names.find("mve "), std::string::npos) << names;
+#endif
   std::printf("kernel tables: %s(best: %s)\n", names.c_str(), BestKernels().name);
 }
 

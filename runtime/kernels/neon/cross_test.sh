@@ -28,7 +28,7 @@ build() {
   local d=$OUT/$arch
   mkdir -p "$d"
   local common="-O2 -std=c++17 -ffp-contract=off -Wall -Wextra -Wno-unused-parameter $base"
-  local inc="-Iruntime/kernels -Itests -Itests/unit -DMTLITE_HAVE_NEON_KERNELS=1"
+  local inc="-Iruntime/kernels -Iruntime/platform -Itests -Itests/unit -DMTLITE_HAVE_NEON_KERNELS=1"
   if [ ! -f "$d/libgtest.a" ]; then
     echo "[$arch] building GoogleTest"
     $cxx $common -w -I$GTEST_SRC/include -I$GTEST_SRC -c $GTEST_SRC/src/gtest-all.cc -o "$d/gtest-all.o"
@@ -46,6 +46,7 @@ build() {
     if [ ${#pids[@]} -ge "$JOBS" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
   }
   compile runtime/kernels/dispatch.cc
+  compile runtime/platform/posix.cc
   for f in runtime/kernels/reference/*.cc; do compile "$f"; done
   for f in runtime/kernels/neon/*.cc; do compile "$f" $neon; done
   for f in runtime/kernels/neon_dotprod/*.cc; do compile "$f" $dot; done

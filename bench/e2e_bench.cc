@@ -121,25 +121,27 @@ size_t LnBytes(const mtlite::detail::LayerNormView& l) { return VecBytes(l.gamma
 int Roofline(const Args& a, const mtlite::Model& model) {
   const auto& md = model.data();
   size_t self_attn = 0, ssru = 0, cross_q_o = 0, cross_kv = 0, ffn = 0, norms_bias = 0;
+  const bool ssru_layers = md.config.decoder_layer == mtlite::DecoderLayerKind::kSsru;
   for (const auto& L : md.decoder) {
     self_attn += WeightBytes(L.self_attn.q) + WeightBytes(L.self_attn.k) + WeightBytes(L.self_attn.v) +
                  WeightBytes(L.self_attn.o);
-    if (md.config.decoder_ssru) ssru += WeightBytes(L.ssru_w) + WeightBytes(L.ssru_wf);  // SSRU decoder layers
-    norms_bias += VecBytes(L.ssru_bf);
+    ssru += WeightBytes(L.ssru.w) + WeightBytes(L.ssru.wf);  // SSRU decoder layers
+    norms_bias += VecBytes(L.ssru.bf) + LnBytes(L.ssru.ln);
     cross_q_o += WeightBytes(L.cross_attn.q) + WeightBytes(L.cross_attn.o);
     cross_kv += WeightBytes(L.cross_attn.k) + WeightBytes(L.cross_attn.v);  // once per sentence
-    ffn += WeightBytes(L.fc1) + WeightBytes(L.fc2);
+    ffn += WeightBytes(L.ffn.fc1) + WeightBytes(L.ffn.fc2);
     norms_bias += VecBytes(L.self_attn.q_bias) + VecBytes(L.self_attn.k_bias) + VecBytes(L.self_attn.v_bias) +
                   VecBytes(L.self_attn.o_bias) + VecBytes(L.cross_attn.q_bias) + VecBytes(L.cross_attn.o_bias) +
-                  VecBytes(L.fc1_bias) + VecBytes(L.fc2_bias) + LnBytes(L.self_attn_ln) +
-                  LnBytes(L.cross_attn_ln) + LnBytes(L.final_ln);
+                  VecBytes(L.ffn.fc1_bias) + VecBytes(L.ffn.fc2_bias) + LnBytes(L.self_attn.ln) +
+                  LnBytes(L.cross_attn.ln) + LnBytes(L.ffn.ln);
   }
+  norms_bias += LnBytes(md.decoder_final_ln);
   const size_t out_proj = WeightBytes(md.output_proj) + VecBytes(md.final_logits_bias);
   const size_t per_token = self_attn + ssru + cross_q_o + ffn + norms_bias + out_proj;
   size_t encoder = 0;
   for (const auto& L : md.encoder)
     encoder += WeightBytes(L.self_attn.q) + WeightBytes(L.self_attn.k) + WeightBytes(L.self_attn.v) +
-               WeightBytes(L.self_attn.o) + WeightBytes(L.fc1) + WeightBytes(L.fc2);
+               WeightBytes(L.self_attn.o) + WeightBytes(L.ffn.fc1) + WeightBytes(L.ffn.fc2);
   const auto& c = md.config;
   mtlite::cli::JsonWriter w;
   w.BeginObject().Key("model").String(a.model).Key("weight_type").String(mtlite::layout::QuantizationName(c.weight_type));
@@ -147,7 +149,7 @@ int Roofline(const Args& a, const mtlite::Model& model) {
   w.Key("decoder_layers").Int(c.decoder_layers).Key("target_vocab").Int(c.target_vocab_size);
   w.Key("decoder_ffn").Int(c.decoder_ffn_dim).Key("decoder_step_bytes").BeginObject(mtlite::cli::JsonWriter::kInline);
   w.Key("self_attn_qkvo").Uint(self_attn);
-  if (c.decoder_ssru) w.Key("ssru_w_wf").Uint(ssru);
+  if (ssru_layers) w.Key("ssru_w_wf").Uint(ssru);
   w.Key("cross_attn_q_o").Uint(cross_q_o).Key("ffn").Uint(ffn);
   w.Key("biases_norms").Uint(norms_bias).Key("output_projection").Uint(out_proj).Key("total").Uint(per_token);
   w.EndObject().Key("per_sentence_bytes").BeginObject(mtlite::cli::JsonWriter::kInline);

@@ -51,8 +51,15 @@ class JsonFile {
     if (!FileExists(path)) return required ? Reject(file + ": missing from " + dir) : Status::Ok();
     std::string text;
     MTLITE_RETURN_IF_ERROR(ReadFile(path, &text));
+    return Parse(text, file, out);
+  }
+  static Status Parse(const std::string& text, const std::string& file, JsonFile* out) {
+    out->name_ = file;
     out->json_ = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (out->json_.is_discarded() || !out->json_.is_object()) return Reject(file + ": not a JSON object");
+    if (out->json_.is_discarded() || !out->json_.is_object()) {
+      out->json_ = nlohmann::json();
+      return Reject(file + ": not a JSON object");
+    }
     return Status::Ok();
   }
 
@@ -131,14 +138,16 @@ Status ReadConfig(const JsonFile& cfg, const JsonFile& gen, ModelConfig* c, std:
   std::string model_type;
   MTLITE_RETURN_IF_ERROR(cfg.StringOr("model_type", "marian", &model_type));
   if (model_type != "marian") return Reject("config.json: model_type '" + model_type + "' is not supported (expected 'marian')");
-  for (const char* unsupported : {"normalize_before", "add_bias_logits", "normalize_embedding"}) {
+  for (const char* unsupported : {"add_bias_logits", "normalize_embedding"}) {
     bool v = false;
     MTLITE_RETURN_IF_ERROR(cfg.BoolOr(unsupported, false, &v));
-    if (v) {
-      return Reject(std::string("config.json: ") + unsupported + "=true is not supported" +
-                    (std::strcmp(unsupported, "normalize_before") == 0 ? " (pre-norm models)" : ""));
-    }
+    if (v) return Reject(std::string("config.json: ") + unsupported + "=true is not supported");
   }
+  // Pre-norm (BART-family configs' normalize_before): x + Block(LN(x)) in every block; the
+  // stacks' final norms come with their tensors (ConvertTensors).
+  bool pre_norm = false;
+  MTLITE_RETURN_IF_ERROR(cfg.BoolOr("normalize_before", false, &pre_norm));
+  c->norm = pre_norm ? NormPlacement::kPre : NormPlacement::kPost;
   // d_model and max_position_embeddings size tables built from them alone (the sinusoid of
   // --semantics marian): bounded here by the runtime's limits, before anything is built.
   MTLITE_RETURN_IF_ERROR(cfg.Int("d_model", 1, detail::kMaxDModel, &c->d_model));
@@ -183,6 +192,64 @@ Status ReadConfig(const JsonFile& cfg, const JsonFile& gen, ModelConfig* c, std:
   return Status::Ok();
 }
 
+// generation_config.json's decoding settings (the file alone; config.json's copies are older
+// transformers' and not read here): num_beams, max_new_tokens or max_length (HF's counts the
+// decoder start: mtlite's max_length is one less), length_penalty. The settings the runtime does
+// not implement are listed in `ignored` when they are not HF's neutral value.
+Status ReadGenerationDefaults(const JsonFile& gen, DecodingDefaultsSpec* d) {
+  *d = DecodingDefaultsSpec();
+  if (gen.json().is_null()) return Status::Ok();
+  d->source = gen.name();
+  int v = 0;
+  if (gen.Has("num_beams")) {
+    MTLITE_RETURN_IF_ERROR(gen.Int("num_beams", 1, detail::kMaxBeam, &v));
+    d->beam_size = v;
+  }
+  // a cap beyond the runtime's range (or no integer) is reported, not recorded
+  const char* cap = gen.Has("max_new_tokens") ? "max_new_tokens" : gen.Has("max_length") ? "max_length" : nullptr;
+  if (cap) {
+    const int minus = cap[4] == 'l' ? 1 : 0;  // max_length counts the decoder start
+    if (gen.Int(cap, 1 + minus, detail::kMaxPositions, &v).ok()) {
+      d->max_length = v - minus;
+    } else {
+      d->ignored.push_back(std::string(cap) + " " + gen.json()[cap].dump() + ": not an integer in [" +
+                           std::to_string(1 + minus) + ", " + std::to_string(detail::kMaxPositions) + "], ignored");
+    }
+  }
+  if (gen.Has("length_penalty")) {
+    const nlohmann::json& lp = gen.json()["length_penalty"];
+    if (!lp.is_number() || !(lp.get<double>() > -100 && lp.get<double>() < 100)) {
+      return Reject(gen.name() + ": field 'length_penalty' must be a number in (-100, 100)");
+    }
+    d->length_penalty = float(lp.get<double>());
+  }
+  // key, its neutral value (HF's default: nothing to ignore), what the runtime lacks
+  struct Unsupported {
+    const char* key;
+    double neutral;
+    const char* why;
+  };
+  static const Unsupported kUnsupported[] = {
+      {"no_repeat_ngram_size", 0, "n-gram blocking is not implemented"},
+      {"encoder_no_repeat_ngram_size", 0, "n-gram blocking is not implemented"},
+      {"repetition_penalty", 1, "repetition penalties are not implemented"},
+      {"min_length", 0, "a minimum length is not implemented"},
+      {"min_new_tokens", 0, "a minimum length is not implemented"},
+      {"do_sample", 0, "sampling is not implemented (greedy and beam search only)"},
+      {"early_stopping", 0, "the search stops as HF's early_stopping=false"},
+      {"num_beam_groups", 1, "diverse beam search is not implemented"},
+      {"diversity_penalty", 0, "diverse beam search is not implemented"},
+      {"num_return_sequences", 1, "n-best lists are asked for per call (n_best)"},
+  };
+  for (const Unsupported& u : kUnsupported) {
+    if (!gen.Has(u.key)) continue;
+    const nlohmann::json& j = gen.json()[u.key];
+    const double value = j.is_boolean() ? (j.get<bool>() ? 1 : 0) : j.is_number() ? j.get<double>() : u.neutral + 1;
+    if (value != u.neutral) d->ignored.push_back(std::string(u.key) + " " + j.dump() + ": " + u.why + ", ignored");
+  }
+  return Status::Ok();
+}
+
 // vocab.json {piece: id} -> dense id_to_piece; size must match the config.
 Status ReadVocab(const std::string& dir, const std::string& file, int expected, const char* size_field,
                  std::vector<std::string>* id_to_piece, std::unordered_map<std::string, int>* index) {
@@ -212,7 +279,6 @@ Status ReadSpm(const std::string& dir, const std::string& file, std::string* byt
   Status s = ParseSpmProto(*bytes, proto);
   if (!s.ok()) return Reject(file + ": " + s.message());
   MTLITE_RETURN_IF_ERROR(ValidateSpmProto(*proto, file));
-  if (proto->model_type != 1) return Reject(file + ": model_type " + std::to_string(proto->model_type) + " is not supported (only unigram)");
   return Status::Ok();
 }
 
@@ -384,18 +450,34 @@ Status ConvertTensors(const Safetensors& st, Quantization q, ModelSpec* spec, Co
     MTLITE_RETURN_IF_ERROR(tc.F32(layout::kFinalLogitsBias, {{1, v}, {v}}, {v}));
   }
 
-  // Positions: nothing stored when both tables (or their absence) are Marian's sinusoid
-  // (within layout::kSinusoidTolerance) and the caller did not preset positions_stored; otherwise
-  // both are stored, a missing one as the sinusoid.
+  // Positions: a caller's kind other than Marian's sinusoid stays (kTable: both tables stored,
+  // a missing one as Marian's sinusoid). Otherwise nothing is stored when both tables (or their
+  // absence) are one sinusoid the runtime computes (within layout::kSinusoidTolerance), whose kind
+  // is recorded: Marian's, M2M100's at the padding offset, or CTranslate2's; else both are stored.
   const int P = c.max_positions;
   const char* const pos_names[2] = {layout::kEncoderPositions, layout::kDecoderPositions};
   std::vector<float> tables[2];
   for (int side = 0; side < 2; ++side) {
-    if (!tc.Has(pos_names[side])) continue;
-    MTLITE_RETURN_IF_ERROR(tc.Read({pos_names[side]}, {{P, d}}, &tables[side]));
-    c.positions_stored = c.positions_stored || !layout::IsMarianSinusoid(tables[side].data(), P, d);
+    if (tc.Has(pos_names[side])) MTLITE_RETURN_IF_ERROR(tc.Read({pos_names[side]}, {{P, d}}, &tables[side]));
   }
-  if (c.positions_stored) {
+  if (c.positions == PositionKind::kSinusoidMarian && (!tables[0].empty() || !tables[1].empty())) {
+    PositionKind found = PositionKind::kTable;
+    for (PositionKind kind : {PositionKind::kSinusoidMarian, PositionKind::kSinusoidM2M100, PositionKind::kSinusoidCT2}) {
+      if ((kind == PositionKind::kSinusoidM2M100 || kind == PositionKind::kSinusoidCT2) && (d < 4 || d % 2)) continue;
+      bool all = true;
+      for (int side = 0; side < 2 && all; ++side) {
+        // an absent table is Marian's sinusoid
+        if (tables[side].empty()) all = kind == PositionKind::kSinusoidMarian;
+        else all = layout::IsSinusoid(kind, tables[side].data(), P, d, c.pad_id);
+      }
+      if (all) {
+        found = kind;
+        break;
+      }
+    }
+    c.positions = found;
+  }
+  if (c.positions == PositionKind::kTable) {
     for (int side = 0; side < 2; ++side) {
       if (tables[side].empty()) tables[side] = layout::MarianSinusoidTable(P, d);
       tc.AddF32(pos_names[side], {P, d}, tables[side]);
@@ -407,9 +489,14 @@ Status ConvertTensors(const Safetensors& st, Quantization q, ModelSpec* spec, Co
     MTLITE_RETURN_IF_ERROR(tc.Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, d));
     MTLITE_RETURN_IF_ERROR(tc.Ffn(p, d, c.encoder_ffn_dim));
   }
+  // The stacks' final norms: when the caller asks for them, or the checkpoint has them.
+  c.encoder_final_norm = c.encoder_final_norm || tc.Has(std::string(layout::kEncoderFinalNorm) + layout::kWeight);
+  c.decoder_final_norm = c.decoder_final_norm || tc.Has(std::string(layout::kDecoderFinalNorm) + layout::kWeight);
+  if (c.encoder_final_norm) MTLITE_RETURN_IF_ERROR(tc.LayerNorm(layout::kEncoderFinalNorm, d));
+  if (c.decoder_final_norm) MTLITE_RETURN_IF_ERROR(tc.LayerNorm(layout::kDecoderFinalNorm, d));
   for (int i = 0; i < c.decoder_layers; ++i) {
     const std::string p = layout::LayerPrefix(layout::Side::kDecoder, i);
-    if (c.decoder_ssru) {  // Marian checkpoints only (ReadConfig never sets it)
+    if (c.decoder_layer == DecoderLayerKind::kSsru) {  // Marian checkpoints only (ReadConfig never sets it)
       MTLITE_RETURN_IF_ERROR(tc.Weight(p + layout::kSsruInProj + layout::kWeight, {}, d, d));
       MTLITE_RETURN_IF_ERROR(tc.Linear(p + layout::kSsruForgetProj, d, d));
       MTLITE_RETURN_IF_ERROR(tc.LayerNorm(p + layout::kSsruNorm, d));
@@ -478,6 +565,14 @@ Status ConvertHfTensors(const Safetensors& st, Quantization q, ModelSpec* spec, 
   return ConvertTensors(st, q, spec, report);
 }
 
+Status ParseHfConfig(const std::string& config_json, const std::string& generation_json, ModelConfig* config,
+                     std::vector<std::string>* warnings) {
+  JsonFile cfg, gen;
+  MTLITE_RETURN_IF_ERROR(JsonFile::Parse(config_json, "config.json", &cfg));
+  if (!generation_json.empty()) MTLITE_RETURN_IF_ERROR(JsonFile::Parse(generation_json, "generation_config.json", &gen));
+  return ReadConfig(cfg, gen, config, warnings);
+}
+
 Status ConvertHfDir(const std::string& dir, Quantization q, ModelSpec* spec, ConversionReport* report,
                     const HfTensorHook& hook) {
   *spec = ModelSpec();
@@ -512,6 +607,12 @@ Status ConvertHfDir(const std::string& dir, Quantization q, ModelSpec* spec, Con
     spec->extra.push_back({"hf_transformers_version", transformers});
   }
   return Status::Ok();
+}
+
+Status ReadHfDecodingDefaults(const std::string& dir, DecodingDefaultsSpec* out) {
+  JsonFile gen;
+  MTLITE_RETURN_IF_ERROR(JsonFile::Load(dir, "generation_config.json", false, &gen));
+  return ReadGenerationDefaults(gen, out);
 }
 
 Status ConvertToBytes(const std::string& hf_dir, Quantization q, AlignedBytes* out, ConversionReport* report) {

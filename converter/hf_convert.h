@@ -46,15 +46,30 @@ class Safetensors;
 // edit the config and replace the checkpoint (marian_convert.h: Marian's semantics).
 using HfTensorHook = std::function<Status(ModelConfig* config, Safetensors* checkpoint)>;
 
+// The decoding settings of the directory's generation_config.json (none without one):
+// num_beams, max_new_tokens or max_length (HF's max_length counts the decoder start: mtlite's is
+// one less), length_penalty; other generation settings the runtime does not implement (n-gram
+// blocking, sampling, repetition penalty, ...) are listed in out->ignored. ConvertHfDir does not
+// record them; ConvertInput does as its DecodingDefaultsMode says (marian_convert.h).
+Status ReadHfDecodingDefaults(const std::string& hf_dir, DecodingDefaultsSpec* out);
+
 // Reads and validates the HF directory (config.json, model.safetensors, source.spm,
 // target.spm, vocab.json, optional target_vocab.json / tokenizer_config.json /
 // generation_config.json). Every rejection names the file and field or tensor.
 Status ConvertHfDir(const std::string& hf_dir, Quantization q, ModelSpec* spec, ConversionReport* report,
                     const HfTensorHook& hook = {});
 
-// The tensors of a checkpoint in HF MarianMT names -> spec->tensors, for spec->config (filled by
-// the caller; positions_stored preset to true stores both position tables even when they are the
-// sinusoid the runtime computes).
+// config.json (and generation_config.json, when not empty) text -> the config fields
+// ConvertHfDir reads from them; rejections name the file and field.
+Status ParseHfConfig(const std::string& config_json, const std::string& generation_json, ModelConfig* config,
+                     std::vector<std::string>* warnings);
+
+// The tensors of a checkpoint in HF MarianMT names (which HF M2M100 / MBart share, final norms
+// "model.encoder.layer_norm.*" / "model.decoder.layer_norm.*" included) -> spec->tensors, for
+// spec->config (filled by the caller). config.positions preset to anything but kSinusoidMarian
+// is kept (kTable stores both position tables even when they are a sinusoid the runtime
+// computes); encoder_final_norm / decoder_final_norm preset to true require those tensors, and are
+// set when the checkpoint has them.
 Status ConvertHfTensors(const Safetensors& st, Quantization q, ModelSpec* spec, ConversionReport* report);
 
 // SerializeModel + the self-check of ConvertToBytes; fills report->file_bytes and size_profile.

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "inflate.h"
+#include "status_macros.h"
+
 namespace mtlite {
 namespace converter {
 
@@ -14,7 +17,18 @@ bool FileExists(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-Status ReadFile(const std::string& path, std::string* out) {
+bool IsGzipPath(const std::string& path) { return path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0; }
+
+std::string ContentName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (IsGzipPath(name)) name.resize(name.size() - 3);
+  return name;
+}
+
+namespace {
+
+Status ReadRaw(const std::string& path, std::string* out) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return Status(StatusCode::kIoError, "cannot open " + path + ": " + std::strerror(errno));
   out->clear();
@@ -25,6 +39,16 @@ Status ReadFile(const std::string& path, std::string* out) {
   std::fclose(f);
   if (failed) return Status(StatusCode::kIoError, "error reading " + path);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadFile(const std::string& path, std::string* out) {
+  if (!IsGzipPath(path)) return ReadRaw(path, out);
+  std::string gz;
+  MTLITE_RETURN_IF_ERROR(ReadRaw(path, &gz));
+  out->clear();
+  return Gunzip(gz, GzipOutputBound(gz.size()), path, out);
 }
 
 Status WriteFileAtomic(const std::string& path, const void* data, size_t size) {

@@ -6,10 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <string_view>
 #include <utility>
 
 #include "io.h"
 #include "status_macros.h"
+#include "zip_reader.h"
 
 namespace mtlite {
 namespace converter {
@@ -22,13 +25,13 @@ Status Bad(const std::string& file, const std::string& what) {
   return Status(StatusCode::kInvalidModel, file + ": " + what);
 }
 
-uint64_t Le(const std::string& b, uint64_t at, int bytes) {
+uint64_t Le(std::string_view b, uint64_t at, int bytes) {
   uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | uint8_t(b[size_t(at) + size_t(i)]);
   return v;
 }
 
-float LeF32(const std::string& b, uint64_t at) {
+float LeF32(std::string_view b, uint64_t at) {
   const uint32_t u = uint32_t(Le(b, at, 4));
   float f;
   std::memcpy(&f, &u, 4);
@@ -70,10 +73,13 @@ struct RawItem {
   std::string name;
   enum Kind { kFloat32, kBytes, kIntgemm8 } kind = kFloat32;
   std::vector<int64_t> shape;
-  uint64_t offset = 0, size = 0;  // data in the container's bytes
+  std::string_view src;                 // the bytes holding the data: the file, or an inflated entry
+  std::shared_ptr<const std::string> owned;  // an inflated .npz entry (src's storage), else empty
+  uint64_t offset = 0, size = 0;        // data in src
 };
 
-Status ToTensor(const std::string& file, const std::string& bytes, const RawItem& it, MarianTensor* t) {
+Status ToTensor(const std::string& file, const RawItem& it, MarianTensor* t) {
+  const std::string_view bytes = it.src;
   uint64_t n = 0;
   if (!Elements(it.shape, bytes.size(), &n)) {
     return Bad(file, it.name + ": shape " + ShapeString(it.shape) + " larger than the file");
@@ -149,6 +155,7 @@ Status ReadBin(const std::string& file, const std::string& b, std::vector<RawIte
     if (x.data_len > size - at) {
       return Bad(file, it.name + ": data (" + std::to_string(x.data_len) + " bytes at " + std::to_string(at) + ") beyond the file size " + std::to_string(size));
     }
+    it.src = b;
     it.offset = at;
     it.size = x.data_len;
     at += x.data_len;
@@ -163,7 +170,7 @@ Status ReadBin(const std::string& file, const std::string& b, std::vector<RawIte
 // ---- numpy .npz ---------------------------------------------------------------------------------
 
 // Reads one `.npy` entry (data at [off, off + len) of `b`).
-Status ReadNpy(const std::string& file, const std::string& b, uint64_t off, uint64_t len, RawItem* it) {
+Status ReadNpy(const std::string& file, std::string_view b, uint64_t off, uint64_t len, RawItem* it) {
   const std::string where = file + ": " + it->name;
   if (len < 10 || std::memcmp(b.data() + off, "\x93NUMPY", 6) != 0) return Bad(where, "not a .npy entry");
   const int major = uint8_t(b[size_t(off + 6)]);
@@ -173,7 +180,7 @@ Status ReadNpy(const std::string& file, const std::string& b, uint64_t off, uint
   const uint64_t hlen = Le(b, off + 8, int(hlen_bytes));
   const uint64_t data = 8 + hlen_bytes + hlen;
   if (hlen > len || data > len) return Bad(where, ".npy header length beyond the entry");
-  const std::string header = b.substr(size_t(off + 8 + hlen_bytes), size_t(hlen));
+  const std::string header(b.substr(size_t(off + 8 + hlen_bytes), size_t(hlen)));
   auto value_of = [&](const char* key) -> std::string {
     const size_t k = header.find(key);
     if (k == std::string::npos) return "";
@@ -212,81 +219,37 @@ Status ReadNpy(const std::string& file, const std::string& b, uint64_t off, uint
   return Status::Ok();
 }
 
+// The most an .npz's entries may inflate to together: 16 times the archive, plus 1 MiB
+// (np.savez_compressed of trained float32 weights inflates about 1.1 times; far more is a
+// decompression bomb).
+uint64_t NpzInflateBound(uint64_t archive_bytes) {
+  return archive_bytes > (UINT64_MAX >> 6) ? UINT64_MAX : archive_bytes * 16 + (uint64_t(1) << 20);
+}
+
 Status ReadNpz(const std::string& file, const std::string& b, std::vector<RawItem>* items) {
-  const uint64_t size = b.size();
-  // End of central directory: the last "PK\5\6" within the final 64 KiB + 22 bytes.
-  uint64_t eocd = size;
-  for (uint64_t i = size >= 22 ? size - 22 : 0, stop = size > 65557 ? size - 65557 : 0; size >= 22; --i) {
-    if (Le(b, i, 4) == 0x06054b50) {
-      eocd = i;
-      break;
-    }
-    if (i == stop) break;
-  }
-  if (eocd == size) return Bad(file, "no zip end-of-central-directory record (not an .npz archive?)");
-  uint64_t entries = Le(b, eocd + 10, 2), cd_size = Le(b, eocd + 12, 4), cd_off = Le(b, eocd + 16, 4);
-  if ((entries == 0xffff || cd_off == 0xffffffff || cd_size == 0xffffffff) && eocd >= 20 && Le(b, eocd - 20, 4) == 0x07064b50) {
-    const uint64_t z = Le(b, eocd - 12, 8);  // zip64 end-of-central-directory record
-    if (size < 56 || z > size - 56 || Le(b, z, 4) != 0x06064b50) return Bad(file, "bad zip64 end-of-central-directory record");
-    entries = Le(b, z + 32, 8);
-    cd_size = Le(b, z + 40, 8);
-    cd_off = Le(b, z + 48, 8);
-  }
-  if (cd_off > size || cd_size > size - cd_off || entries > cd_size / 46) return Bad(file, "zip central directory beyond the file");
-  // Each entry's bytes [local header, end of data): entries must not share them, so that the
-  // decoded tensors stay bounded by the archive's size.
-  struct Span {
-    uint64_t begin, end;
-    size_t item;
-  };
-  std::vector<Span> spans;
-  uint64_t at = cd_off;
-  for (uint64_t i = 0; i < entries; ++i) {
-    if (at + 46 > cd_off + cd_size || Le(b, at, 4) != 0x02014b50) return Bad(file, "bad zip central directory entry " + std::to_string(i));
-    const uint64_t flags = Le(b, at + 8, 2), method = Le(b, at + 10, 2);
-    uint64_t csize = Le(b, at + 20, 4), usize = Le(b, at + 24, 4), local = Le(b, at + 42, 4);
-    const uint64_t nlen = Le(b, at + 28, 2), xlen = Le(b, at + 30, 2), clen = Le(b, at + 32, 2);
-    if (at + 46 + nlen + xlen + clen > cd_off + cd_size) return Bad(file, "zip central directory entry " + std::to_string(i) + " overruns the directory");
-    std::string name = b.substr(size_t(at + 46), size_t(nlen));
-    for (uint64_t x = at + 46 + nlen; x + 4 <= at + 46 + nlen + xlen;) {  // zip64 sizes / offset
-      const uint64_t id = Le(b, x, 2), n = Le(b, x + 2, 2);
-      if (x + 4 + n > at + 46 + nlen + xlen) break;
-      if (id == 1) {
-        uint64_t f = x + 4;
-        const uint64_t end = x + 4 + n;
-        if (usize == 0xffffffff && f + 8 <= end) usize = Le(b, f, 8), f += 8;
-        if (csize == 0xffffffff && f + 8 <= end) csize = Le(b, f, 8), f += 8;
-        if (local == 0xffffffff && f + 8 <= end) local = Le(b, f, 8);
-      }
-      x += 4 + n;
-    }
-    at += 46 + nlen + xlen + clen;
+  ZipLimits limits;
+  limits.max_total_bytes = NpzInflateBound(b.size());
+  ZipReader zip;
+  MTLITE_RETURN_IF_ERROR(ZipReader::Open(b, file, &zip, limits));
+  for (const ZipEntry& e : zip.entries()) {
+    std::string name = e.name;
     if (name.size() < 5 || name.compare(name.size() - 4, 4, ".npy") != 0) return Bad(file, "zip entry '" + name + "' is not a .npy array");
     name.resize(name.size() - 4);
-    if (flags & 1) return Status(StatusCode::kUnsupported, file + ": " + name + ": encrypted zip entry");
-    if (method != 0) {
-      return Status(StatusCode::kUnsupported, file + ": " + name + ": compressed zip entry (method " + std::to_string(method) +
-                                                  "); only stored entries are read (numpy.savez and Marian write them so; "
-                                                  "re-save the archive without compression)");
-    }
-    if (csize != usize) return Bad(file, name + ": stored entry with different compressed and uncompressed sizes");
-    if (size < 30 || local > size - 30 || Le(b, local, 4) != 0x04034b50) return Bad(file, name + ": bad zip local header");
-    const uint64_t data = local + 30 + Le(b, local + 26, 2) + Le(b, local + 28, 2);
-    if (data > size || csize > size - data) return Bad(file, name + ": entry data beyond the file");
     RawItem it;
     it.name = name;
-    MTLITE_RETURN_IF_ERROR(ReadNpy(file, b, data, csize, &it));
-    spans.push_back({local, data + csize, items->size()});
-    items->push_back(std::move(it));
-  }
-  std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
-    return x.begin != y.begin ? x.begin < y.begin : x.item < y.item;
-  });
-  for (size_t i = 1; i < spans.size(); ++i) {
-    const Span& prev = spans[i - 1];
-    if (spans[i].begin < prev.end) {
-      return Bad(file, (*items)[spans[i].item].name + ": zip entry data overlaps entry " + (*items)[prev.item].name);
+    if (e.method == 0) {
+      std::string_view data;
+      MTLITE_RETURN_IF_ERROR(zip.View(e, &data));
+      it.src = b;
+      MTLITE_RETURN_IF_ERROR(ReadNpy(file, b, uint64_t(data.data() - b.data()), data.size(), &it));
+    } else {  // np.savez_compressed: inflated now, released once the item is decoded
+      auto owned = std::make_shared<std::string>();
+      MTLITE_RETURN_IF_ERROR(zip.Read(e, owned.get()));
+      it.owned = owned;
+      it.src = *owned;
+      MTLITE_RETURN_IF_ERROR(ReadNpy(file, *owned, 0, owned->size(), &it));
     }
+    items->push_back(std::move(it));
   }
   return Status::Ok();
 }
@@ -398,7 +361,7 @@ Status ParseMarianCheckpoint(const std::string& bytes, const std::string& name, 
     return Bad(name, "neither a numpy .npz archive nor a Marian binary model");
   }
   bool have_yaml = false;
-  for (const RawItem& it : items) {
+  for (RawItem& it : items) {
     if (it.name == kYamlItem) {
       if (it.kind != RawItem::kBytes) {
         return Bad(name, it.name + ": item type " + (it.kind == RawItem::kFloat32 ? "float32" : "intgemm8") +
@@ -412,7 +375,7 @@ Status ParseMarianCheckpoint(const std::string& bytes, const std::string& name, 
     }
     if (it.kind == RawItem::kBytes) {
       if (it.name != kYamlItem) continue;
-      std::string text = bytes.substr(size_t(it.offset), size_t(it.size));
+      std::string text(it.src.substr(size_t(it.offset), size_t(it.size)));
       while (!text.empty() && text.back() == '\0') text.pop_back();
       out->yaml_text = std::move(text);
       have_yaml = true;
@@ -423,7 +386,9 @@ Status ParseMarianCheckpoint(const std::string& bytes, const std::string& name, 
     // activations per row at run time, so they are skipped whatever their type.
     if (IsActivationMultiplier(it.name)) continue;
     if (out->tensors.count(it.name)) return Bad(name, "duplicate item " + it.name);
-    MTLITE_RETURN_IF_ERROR(ToTensor(name, bytes, it, &out->tensors[it.name]));
+    MTLITE_RETURN_IF_ERROR(ToTensor(name, it, &out->tensors[it.name]));
+    it.src = std::string_view();
+    it.owned.reset();  // an inflated entry is no longer needed
   }
   if (!have_yaml) return Bad(name, std::string("no ") + kYamlItem + " item (the model options)");
   MTLITE_RETURN_IF_ERROR(ParseMarianYaml(out->yaml_text, kYamlItem, &out->yaml));

@@ -7,8 +7,9 @@
 // the data of every item back to back. Types: float32 0x0404, int8 0x0101 (the YAML text),
 // intgemm8 0x4101 (int8 of the transposed [in, out] matrix, i.e. [out][in] row-major, followed by
 // the float32 quantization multiplier: w = q / multiplier).
-// `.npz`: a zip archive of `.npy` entries; entries must be stored (Marian and numpy's savez write
-// them so); compressed entries (numpy's savez_compressed) are refused with a clear error.
+// `.npz`: a zip archive of `.npy` entries (converter/zip_reader.h), stored (Marian and numpy's
+// savez) or deflate (numpy's savez_compressed); the entries may inflate to at most 16 times the
+// archive's size plus 1 MiB together.
 //
 // The network is Marian's transformer: weights [in, out] (x·W), biases [1, out], post-norm
 // ("dan"), embeddings scaled by sqrt(dim-emb), Marian's sinusoid, layer-norm eps 1e-6, decoding

@@ -64,7 +64,6 @@ Status ReadVocabFile(const std::string& path, bool* is_spm, std::string* bytes, 
   if (spm.ok()) {
     *is_spm = true;
     MTLITE_RETURN_IF_ERROR(ValidateSpmProto(*proto, path));
-    if (proto->model_type != 1) return Bad(path + ": SentencePiece model_type " + std::to_string(proto->model_type) + " is not supported (only unigram)");
     return Status::Ok();
   }
   *is_spm = false;
@@ -221,13 +220,13 @@ Status FillConfig(const MarianOptions& o, const Side& src, const Side& tgt, bool
   }
   c->embed_scale = std::sqrt(float(o.dim_emb));
   c->max_positions = kMaxPositions;
-  c->positions_stored = marian;
+  c->positions = marian ? PositionKind::kTable : PositionKind::kSinusoidMarian;
   c->layer_norm_eps = marian ? 1e-6f : 1e-5f;
-  c->marian_search = marian;
+  c->search = marian ? SearchKind::kMarian : SearchKind::kHF;
   c->shared_embeddings = o.tying == MarianTying::kAll || o.tying == MarianTying::kSrc;
   c->tied_output = o.tying == MarianTying::kAll || o.tying == MarianTying::kTied;
   c->has_final_logits_bias = true;
-  c->decoder_ssru = o.decoder_ssru;
+  c->decoder_layer = o.decoder_ssru ? DecoderLayerKind::kSsru : DecoderLayerKind::kSelfAttention;
   const int vs = int(src.pieces.size()), vt = int(tgt.pieces.size());
   if (vs != o.src_vocab || vt != o.tgt_vocab) {
     return Bad("vocabulary sizes " + std::to_string(vs) + " (" + BaseName(src.yml_file.empty() ? src.spm_file : src.yml_file) +
@@ -251,9 +250,17 @@ Status FillConfig(const MarianOptions& o, const Side& src, const Side& tgt, bool
 Status HfToMarianSemantics(ModelConfig* c, Safetensors* st) {
   std::map<std::string, HfTensor> t;
   MTLITE_RETURN_IF_ERROR(FromSafetensors(*st, &t));
+  // The two sinusoid tables come from config.json alone: bounded by the checkpoint's size (and
+  // 16 MiB), so that a crafted config cannot make a GB table (a real one is 512 x d floats).
+  const uint64_t table_bytes = uint64_t(c->max_positions) * uint64_t(c->d_model) * 4;
+  if (table_bytes > std::max<uint64_t>(st->bytes().size(), uint64_t(16) << 20)) {
+    return Bad("config.json: max_position_embeddings " + std::to_string(c->max_positions) + " x d_model " +
+               std::to_string(c->d_model) + " makes position tables of " + std::to_string(table_bytes) +
+               " bytes, more than model.safetensors (" + std::to_string(st->bytes().size()) + " bytes) holds");
+  }
   c->layer_norm_eps = 1e-6f;
-  c->positions_stored = true;
-  c->marian_search = true;
+  c->positions = PositionKind::kTable;
+  c->search = SearchKind::kMarian;
   SetMarianPositions(c->max_positions, c->d_model, &t);
   const int start = c->decoder_start_id;
   const bool banned = std::find(c->bad_word_ids.begin(), c->bad_word_ids.end(), start) != c->bad_word_ids.end();
@@ -292,9 +299,24 @@ Status FindFolderFiles(const std::string& dir, const ConvertOptions& options, st
     if (e.is_regular_file(ec)) names.push_back(e.path().filename().string());
   }
   if (ec) return Status(StatusCode::kIoError, "cannot list " + dir + ": " + ec.message());
-  std::sort(names.begin(), names.end());
-  auto path = [&](const std::string& n) { return (dir.back() == '/' ? dir : dir + "/") + n; };
   std::vector<std::string> models, lexes, spm_src, spm_trg, spm_shared, ymls, decoders;
+  // A gzipped file (Firefox Translations' releases: model.*.bin.gz, vocab.*.spm.gz,
+  // lex.*.s2t.bin.gz) counts as the file it holds: ReadFile inflates it.
+  std::map<std::string, std::string> file_of;  // name without .gz -> name in the folder
+  for (std::string& n : names) {
+    const std::string content = ContentName(n);
+    if (content == n) continue;
+    if (std::count(names.begin(), names.end(), content)) {
+      return BadArg(dir + ": both " + content + " and " + n + " (remove one)");
+    }
+    file_of[content] = n;
+    n = content;
+  }
+  std::sort(names.begin(), names.end());
+  auto path = [&](const std::string& n) {
+    auto gz = file_of.find(n);
+    return (dir.back() == '/' ? dir : dir + "/") + (gz == file_of.end() ? n : gz->second);
+  };
   for (const std::string& n : names) {
     if (StartsWith(n, "lex.")) {
       lexes.push_back(n);
@@ -320,8 +342,8 @@ Status FindFolderFiles(const std::string& dir, const ConvertOptions& options, st
   if (lexes.size() > 1) return BadArg(dir + ": more than one lexical shortlist (" + List(lexes) + ")");
   if (!lexes.empty()) {
     if (!EndsWith(lexes[0], ".s2t") && !EndsWith(lexes[0], ".s2t.bin")) {
-      return BadArg(dir + "/" + lexes[0] + ": not a lexical shortlist mtlite reads (lex*.s2t text or lex*.s2t.bin binary; "
-                    "decompress a .gz first)");
+      return BadArg(path(lexes[0]) + ": not a lexical shortlist mtlite reads (lex*.s2t text or lex*.s2t.bin binary, "
+                    "either gzipped or not)");
     }
     *lex = path(lexes[0]);
   }
@@ -380,7 +402,7 @@ Status ReadDecoderOptions(const std::string& path, DecoderOptions* out) {
   std::string text;
   MTLITE_RETURN_IF_ERROR(ReadFile(path, &text));
   MarianYaml yaml;
-  const std::string name = BaseName(path);
+  const std::string name = ContentName(path);
   MTLITE_RETURN_IF_ERROR(ParseMarianYaml(text, name, &yaml));
   out->file = name;
   float beam = float(out->beam_size);
@@ -390,7 +412,39 @@ Status ReadDecoderOptions(const std::string& path, DecoderOptions* out) {
   MTLITE_RETURN_IF_ERROR(DecoderNumber(yaml, "normalize", name, -99, 99, &out->normalize));
   MTLITE_RETURN_IF_ERROR(DecoderNumber(yaml, "word-penalty", name, -1e6, 1e6, &out->word_penalty));
   MTLITE_RETURN_IF_ERROR(DecoderNumber(yaml, "max-length-factor", name, 0, 1e6, &out->max_length_factor));
+  if (out->word_penalty != 0) {
+    out->ignored.push_back("word-penalty " + FormatNumber(out->word_penalty) + ": not applied by mtlite");
+  }
+  // marian-decoder's max-length limits the source (longer sentences are cropped or skipped); the
+  // output is capped by max-length-factor alone
+  if (auto it = yaml.find("max-length"); it != yaml.end()) {
+    out->ignored.push_back("max-length " + it->second.scalar + ": a source-length limit of marian-decoder, not recorded");
+  }
+  if (auto it = yaml.find("n-best"); it != yaml.end() && it->second.scalar != "false") {
+    out->ignored.push_back("n-best " + it->second.scalar + ": n-best lists are asked for per call (--n-best)");
+  }
   return Status::Ok();
+}
+
+bool ParseDecodingDefaultsMode(const std::string& s, DecodingDefaultsMode* out) {
+  if (s == "auto") *out = DecodingDefaultsMode::kAuto;
+  else if (s == "record") *out = DecodingDefaultsMode::kRecord;
+  else if (s == "none") *out = DecodingDefaultsMode::kNone;
+  else return false;
+  return true;
+}
+
+void ApplyDecodingDefaultsMode(DecodingDefaultsMode mode, bool hf, ModelSpec* spec, ConversionReport* report,
+                               ConvertInputs* inputs) {
+  DecodingDefaultsSpec& d = spec->decoding_defaults;
+  for (const std::string& why : d.ignored) {
+    report->warnings.push_back((d.source.empty() ? "" : d.source + ": ") + why);
+  }
+  d.ignored.clear();
+  inputs->decoding = d;
+  inputs->decoding_recorded =
+      !d.empty() && (mode == DecodingDefaultsMode::kRecord || (mode == DecodingDefaultsMode::kAuto && !hf));
+  if (!inputs->decoding_recorded) d = DecodingDefaultsSpec();
 }
 
 bool ParseSemantics(const std::string& s, Semantics* out) {
@@ -447,7 +501,7 @@ Status ConvertMarianModel(const std::string& model_path, const ConvertOptions& o
   }
   if (marian) SetMarianPositions(c.max_positions, c.d_model, &hf);
   Safetensors st;
-  MTLITE_RETURN_IF_ERROR(ToSafetensors(hf, BaseName(model_path), &st));
+  MTLITE_RETURN_IF_ERROR(ToSafetensors(hf, ContentName(model_path), &st));
   for (auto& kv : hf) {
     if (kv.second.quant_mult <= 0) kv.second.values = {};  // only the intgemm8 ones are needed again
   }
@@ -471,11 +525,11 @@ Status ConvertMarianModel(const std::string& model_path, const ConvertOptions& o
   spec->quantization = QuantizationName(options.quantize);
   spec->converter_version = std::string("mtlite convert ") + MTLITE_VERSION_STRING;
   spec->extra.push_back({"semantics", SemanticsName(inputs->semantics)});
-  spec->extra.push_back({"marian_model", BaseName(model_path)});
+  spec->extra.push_back({"marian_model", ContentName(model_path)});
   spec->extra.push_back({"marian_tying", MarianTyingName(ckpt.options.tying)});
   if (inputs->intgemm8_as_is) spec->extra.push_back({"marian_intgemm8", "int8 weights stored as in the file"});
   report->safetensors_bytes = bytes.size();
-  report->source_file = BaseName(model_path);
+  report->source_file = ContentName(model_path);
   return Status::Ok();
 }
 
@@ -560,6 +614,8 @@ Status ConvertInput(const std::string& input, const ConvertOptions& options, Ali
     HfTensorHook hook;
     if (inputs->semantics == Semantics::kMarian) hook = HfToMarianSemantics;
     MTLITE_RETURN_IF_ERROR(ConvertHfDir(input, options.quantize, &spec, report, hook));
+    MTLITE_RETURN_IF_ERROR(ReadHfDecodingDefaults(input, &spec.decoding_defaults));
+    ApplyDecodingDefaultsMode(options.decoding_defaults, true, &spec, report, inputs);
     spec.extra.push_back({"semantics", SemanticsName(inputs->semantics)});
     ApplyLanguages(input, input, options, &spec.config);
     return SpecToBytes(spec, out, report);
@@ -572,14 +628,22 @@ Status ConvertInput(const std::string& input, const ConvertOptions& options, Ali
   if (!decoder.empty()) MTLITE_RETURN_IF_ERROR(ReadDecoderOptions(decoder, &dec));
   MTLITE_RETURN_IF_ERROR(ConvertMarianModel(model, o, &spec, report, inputs));
   ApplyLanguages(input, model, options, &spec.config);
-  if (!dec.file.empty()) {  // the release's decoding settings: default_beam and metadata
+  if (!dec.file.empty()) {  // the release's decoding settings: default_beam, metadata, the defaults
     inputs->decoder = dec;
+    DecodingDefaultsSpec& dd = spec.decoding_defaults;
+    dd.source = dec.file;
+    dd.beam_size = dec.beam_size;
+    dd.length_penalty = dec.normalize;
+    dd.max_length_ratio = dec.max_length_factor;  // Marian's cap: factor x source tokens words, + the </s>
+    dd.max_length_offset = 1;
+    dd.ignored = dec.ignored;
     spec.config.default_beam = dec.beam_size;
     spec.extra.push_back({"marian_decoder", dec.file + ": beam-size " + std::to_string(spec.config.default_beam) +
                                                 ", normalize " + FormatNumber(dec.normalize) + ", word-penalty " +
                                                 FormatNumber(dec.word_penalty) + ", max-length-factor " +
                                                 FormatNumber(dec.max_length_factor)});
   }
+  ApplyDecodingDefaultsMode(options.decoding_defaults, false, &spec, report, inputs);
   MTLITE_RETURN_IF_ERROR(SpecToBytes(spec, out, report));
   if (!lex.empty()) {
     inputs->lex = lex;

@@ -36,6 +36,16 @@ enum class Semantics { kDefault, kMarian, kHf };  // kDefault: marian for Marian
 bool ParseSemantics(const std::string& s, Semantics* out);  // "marian", "hf"
 const char* SemanticsName(Semantics s);                     // "marian", "hf", "default"
 
+// Which decoding settings of the input `mtlite convert` records in the file (schema table
+// DecodingDefaults; they become every interface's defaults for the model):
+//   kAuto    a Marian release folder's decoder.yml / config*.yml and a CTranslate2 / Argos
+//            package's settings; an HF directory's generation_config.json is read and reported
+//            only (HF conversions have always decoded with mtlite's own defaults);
+//   kRecord  also generation_config.json;
+//   kNone    nothing.
+enum class DecodingDefaultsMode { kAuto, kRecord, kNone };
+bool ParseDecodingDefaultsMode(const std::string& s, DecodingDefaultsMode* out);  // "auto", "record", "none"
+
 struct ConvertOptions {
   Quantization quantize = Quantization::kInt8;
   std::vector<std::string> vocabs;  // --vocab files, in order
@@ -43,6 +53,7 @@ struct ConvertOptions {
   // The model's languages (--source-lang / --target-lang): written to the file's metadata; empty:
   // what the input says (an HF tokenizer_config.json), else what its names say (LanguagesFromName).
   std::string source_lang, target_lang;
+  DecodingDefaultsMode decoding_defaults = DecodingDefaultsMode::kAuto;  // --decoding-defaults
 };
 
 // The language pair a release's names give: "opus-mt-en-de" (and "opus-mt-tc-big-en-de"), a
@@ -58,7 +69,18 @@ struct DecoderOptions {
   float normalize = 0.0f;        // length normalisation exponent (mtlite's length_penalty)
   float word_penalty = 0.0f;     // not applied by mtlite (every known release uses 0)
   float max_length_factor = 3.0f;  // cap: factor x source tokens words
+  // Settings of the file that mtlite does not record as decoding defaults, each "key value: why"
+  // (a word-penalty other than 0, max-length, n-best).
+  std::vector<std::string> ignored;
 };
+
+
+// Applies `mode` to what a loader put in spec->decoding_defaults (`hf`: it came from an HF
+// generation_config.json): what was read goes to inputs->decoding (printed by `mtlite convert`),
+// each ignored setting becomes a warning, and the spec keeps the settings only when recorded.
+struct ConvertInputs;
+void ApplyDecodingDefaultsMode(DecodingDefaultsMode mode, bool hf, ModelSpec* spec, ConversionReport* report,
+                               ConvertInputs* inputs);
 
 // What a conversion read (printed by `mtlite convert`).
 struct ConvertInputs {
@@ -69,6 +91,8 @@ struct ConvertInputs {
   Semantics semantics = Semantics::kDefault;  // resolved
   bool intgemm8_as_is = false;      // int8 weights taken from intgemm8 items unchanged
   DecoderOptions decoder;           // folders: their decoder options (default_beam, metadata)
+  DecodingDefaultsSpec decoding;    // the decoding settings read (ApplyDecodingDefaultsMode)
+  bool decoding_recorded = false;   // ... and recorded in the file
 };
 
 // The decoder options of a Marian config file (decoder.yml): beam-size, normalize, word-penalty,

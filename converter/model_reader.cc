@@ -62,6 +62,7 @@ SpmSpec ReadSpm(const fb::SentencePieceModel* m, const detail::SpmView& v) {
   p.eos_id = v.eos_id;
   p.pad_id = v.pad_id;
   p.byte_fallback = v.byte_fallback;
+  p.model_type = int(v.model_type);
   p.treat_whitespace_as_suffix = v.treat_whitespace_as_suffix;
   p.add_dummy_prefix = v.add_dummy_prefix;
   p.remove_extra_whitespaces = v.remove_extra_whitespaces;
@@ -113,6 +114,15 @@ Status ReadModelSpec(const Model& model, ModelSpec* out) {
     sl.top_k = s->top_k();
     sl.method = Str(s->method());
     spec.shortlist = std::move(sl);
+  }
+  if (const fb::DecodingDefaults* d = root->decoding_defaults()) {  // checked by the loader
+    DecodingDefaultsSpec& o = spec.decoding_defaults;
+    o.source = Str(d->source());
+    if (d->beam_size()) o.beam_size = *d->beam_size();
+    if (d->max_length()) o.max_length = *d->max_length();
+    if (d->max_length_ratio()) o.max_length_ratio = *d->max_length_ratio();
+    if (d->max_length_offset()) o.max_length_offset = *d->max_length_offset();
+    if (d->length_penalty()) o.length_penalty = *d->length_penalty();
   }
   *out = std::move(spec);
   return Status::Ok();

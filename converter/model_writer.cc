@@ -111,11 +111,16 @@ class FlatBufferWriter {
     const auto tokenizer = Tokenizer();
     const auto metadata = Metadata();
     const auto shortlist = Shortlist();
+    const auto decoding = DecodingDefaults();
     fb::ModelBuilder m(fbb_);
-    // SSRU decoder layers: version 3, Marian's search: 4, so that older readers refuse the file
+    // the oldest version that describes the config (SSRU layers 3, Marian's search 4, pre-norm,
+    // final norms and the newer sinusoids 5), so that older readers refuse the file
+    // (a spec's own version below 1 stays: the damage tests write such files)
     uint32_t version = spec_.format_version;
-    if (spec_.config.decoder_ssru) version = std::max(version, layout::kFormatVersionSsru);
-    if (spec_.config.marian_search) version = std::max(version, layout::kFormatVersionMarianSearch);
+    if (const uint32_t need = detail::MinFormatVersion(spec_.config); need > layout::kFormatVersion1)
+      version = std::max(version, need);
+    const bool bpe = spec_.source_spm.proto.model_type == 2 || (spec_.target_spm && spec_.target_spm->proto.model_type == 2);
+    if (bpe) version = std::max(version, layout::kFormatVersionBpeTokenizer);  // a BPE tokenizer: 5
     m.add_format_version(version);
     m.add_config(config);
     m.add_tensors(tensors);
@@ -125,6 +130,7 @@ class FlatBufferWriter {
     m.add_data_size(layout_.segment.bytes().size());
     m.add_structure_crc32c(0);  // patched by SerializeModel once the bytes are final
     if (!shortlist.IsNull()) m.add_shortlist(shortlist);
+    if (!decoding.IsNull()) m.add_decoding_defaults(decoding);
     fb::FinishSizePrefixedModelBuffer(fbb_, m.Finish());
     return fbb_;
   }
@@ -136,6 +142,7 @@ class FlatBufferWriter {
   flatbuffers::Offset<fb::Config> Config() {
     using detail::FieldKind;
     const ModelConfig& c = spec_.config;
+    const ModelConfig defaults;  // the schema's (fields with omit_default are written only when not theirs)
     std::vector<flatbuffers::Offset<flatbuffers::Vector<int32_t>>> lists;  // made before the table starts
     for (const detail::ConfigField& f : detail::ConfigFields()) {
       if (f.kind == FieldKind::kBannedIds) lists.push_back(fbb_.CreateVector(c.*f.member.ids));
@@ -147,9 +154,14 @@ class FlatBufferWriter {
       switch (f.kind) {
         case FieldKind::kInt: fbb_.AddElement<int32_t>(f.slot, c.*m.i, 0); break;
         case FieldKind::kPositive: fbb_.AddElement<float>(f.slot, c.*m.f, 0); break;
-        case FieldKind::kBool: fbb_.AddElement<uint8_t>(f.slot, c.*m.b, 0); break;
+        case FieldKind::kBool:
+          if (!f.omit_default || c.*m.b != defaults.*m.b) fbb_.AddElement<uint8_t>(f.slot, c.*m.b, 0);
+          break;
         case FieldKind::kActivation:
-        case FieldKind::kChoice: fbb_.AddElement<int8_t>(f.slot, int8_t(detail::EnumCode(f, c)), 0); break;
+        case FieldKind::kEnum:
+          if (!f.omit_default || detail::EnumCode(f, c) != detail::EnumCode(f, defaults))
+            fbb_.AddElement<int8_t>(f.slot, int8_t(detail::EnumCode(f, c)), 0);
+          break;
         case FieldKind::kBannedIds: fbb_.AddOffset(f.slot, *list++); break;
         case FieldKind::kWeightType:  // not in the Config table
         case FieldKind::kText: break;
@@ -209,6 +221,8 @@ class FlatBufferWriter {
     b.add_normalizer_name(name_off);
     if (placed.charsmap.present) b.add_precompiled_charsmap(&charsmap);
     b.add_to_vocab(to_vocab_off);
+    // Only for BPE: a unigram file keeps the bytes it had before the field (ForceDefaults is on).
+    if (spm.proto.model_type != 1) b.add_model_type(static_cast<fb::SpmModelType>(spm.proto.model_type));
     return b.Finish();
   }
 
@@ -242,6 +256,21 @@ class FlatBufferWriter {
                               fbb_.CreateString(spec_.config.target_lang),
                               fbb_.CreateString(spec_.converter_version), fbb_.CreateString(spec_.quantization),
                               fbb_.CreateString(spec_.source_hash), extra_off);
+  }
+
+  // Only the recorded fields (optional scalars); no table when nothing is recorded.
+  flatbuffers::Offset<fb::DecodingDefaults> DecodingDefaults() {
+    const DecodingDefaultsSpec& d = spec_.decoding_defaults;
+    if (d.empty()) return 0;
+    const auto source = d.source.empty() ? flatbuffers::Offset<flatbuffers::String>() : fbb_.CreateString(d.source);
+    fb::DecodingDefaultsBuilder b(fbb_);
+    if (d.beam_size) b.add_beam_size(*d.beam_size);
+    if (d.max_length) b.add_max_length(*d.max_length);
+    if (d.max_length_ratio) b.add_max_length_ratio(*d.max_length_ratio);
+    if (d.max_length_offset) b.add_max_length_offset(*d.max_length_offset);
+    if (d.length_penalty) b.add_length_penalty(*d.length_penalty);
+    if (!source.IsNull()) b.add_source(source);
+    return b.Finish();
   }
 
   flatbuffers::Offset<fb::Shortlist> Shortlist() {

@@ -60,6 +60,25 @@ struct ShortlistSpec {
   std::string method;              // provenance, free text
 };
 
+// The decoding settings a release translates with (schema table DecodingDefaults): the default of
+// every interface's TranslateOptions for the model. Each loader fills what its input records
+// (marian_convert.cc: decoder.yml / config*.yml; hf_convert.cc: generation_config.json; a
+// CTranslate2 / Argos loader: its package's settings) into ModelSpec::decoding_defaults; unset
+// fields are not recorded. `ignored` names the settings read but not representable ("key value:
+// why"); the converter reports each as a warning.
+struct DecodingDefaultsSpec {
+  std::string source;                                  // the file they come from, e.g. "decoder.yml"
+  std::optional<int> beam_size;                        // 1 = greedy
+  std::optional<int> max_length;                       // generated tokens including </s>
+  std::optional<float> max_length_ratio;               // with max_length_offset: ratio x source tokens + offset
+  std::optional<int> max_length_offset;
+  std::optional<float> length_penalty;                 // HF length_penalty / Marian normalize
+  std::vector<std::string> ignored;
+  bool empty() const {
+    return !beam_size && !max_length && !max_length_ratio && !max_length_offset && !length_penalty;
+  }
+};
+
 struct ModelSpec {
   uint32_t format_version = layout::kFormatVersion1;  // kFormatVersionRowOrder with shortlist->row_order
   ModelConfig config;            // weight_type is implied by the tensors; langs go to metadata
@@ -71,6 +90,7 @@ struct ModelSpec {
   std::string converter_version, quantization, source_hash;
   std::vector<std::pair<std::string, std::string>> extra;
   std::optional<ShortlistSpec> shortlist;             // absent: no shortlist section
+  DecodingDefaultsSpec decoding_defaults;             // empty(): no DecodingDefaults table
 };
 
 // [size-prefixed FlatBuffer "MTL1"][zero padding][data segment]; every data buffer starts at

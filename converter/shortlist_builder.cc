@@ -522,7 +522,7 @@ Status ImportLexShortlist(const Model& model, const std::string& lex_path,
   if (options.row_order && md.config.weight_type == WeightType::kInt8)
     row_order = RowOrder(v, frequent, md.config.eos_id, lists, {});
   *out = MakeSpec(v, std::move(frequent), lists, options.top_k,
-                  "Marian lex " + BaseName(lex_path) + ", top-k " + std::to_string(options.top_k) + ", frequent " +
+                  "Marian lex " + ContentName(lex_path) + ", top-k " + std::to_string(options.top_k) + ", frequent " +
                       std::to_string(options.frequent),
                   report);
   out->row_order = std::move(row_order);

@@ -289,6 +289,10 @@ Status Inconsistent(const std::string& what, const std::string& message) {
 
 Status ValidateSpmProto(const SpmProto& proto, const std::string& what) {
   enum : int { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
+  if (proto.model_type != 1 && proto.model_type != 2) {
+    return Status(StatusCode::kInvalidModel, what + ": SentencePiece model_type " + std::to_string(proto.model_type) +
+                                                 " is not supported (1 unigram and 2 BPE are; 3 WORD and 4 CHAR are not)");
+  }
   const size_t n = proto.pieces.size();
   if (n == 0) return Inconsistent(what, "it has no pieces");
   std::unordered_set<std::string_view> normal, reserved;

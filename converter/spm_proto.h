@@ -40,7 +40,8 @@ Status ParseSpmProto(std::string_view bytes, SpmProto* out);
 // within the normal kinds (NORMAL, USER_DEFINED, UNUSED) or within the reserved ones (UNKNOWN,
 // CONTROL, BYTE), exactly one UNKNOWN piece, BYTE pieces "<0xHH>" only with byte_fallback and
 // then all 256 of them), plus what mtlite relies on: piece types 1..6, TrainerSpec.unk_id naming
-// that UNKNOWN piece, and the precompiled charsmap's layout (the tokenizer's own check).
+// that UNKNOWN piece, the precompiled charsmap's layout (the tokenizer's own check), and a
+// TrainerSpec.model_type the runtime implements (1 UNIGRAM or 2 BPE).
 // kInvalidModel with the first violation; `what` (e.g. "source.spm") starts the message.
 Status ValidateSpmProto(const SpmProto& proto, const std::string& what);
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang-14, ASan + UBSan) and fuzzes them for a bounded time.
 #
-#   bash scripts/fuzz.sh [SECONDS=60] [NAME]
+#   bash scripts/fuzz.sh [SECONDS=60] [NAME...]
 #
-# NAME is a target tests/fuzz/NAME_fuzz.cc (model_load, tokenizer, translate, cli_args, ...);
-# without it every target runs for SECONDS each. An unknown NAME is an error.
+# NAME is a target tests/fuzz/NAME_fuzz.cc (model_load, tokenizer, translate, cli_args, zip,
+# marian_checkpoint, ...); without one every target runs for SECONDS each. An unknown NAME is an
+# error.
 #   - Seeds: tests/fuzz/seeds/NAME/, copied into build-fuzz/corpus/NAME/ (which keeps growing
 #     across runs; the committed seeds never change).
 #   - Per-target libFuzzer flags: tests/fuzz/NAME_fuzz.options (`flag = value` lines under
@@ -20,7 +21,8 @@
 #   MTLITE_FUZZ_JOBS (targets fuzzed at once, one core each; default 1), JOBS (build, default 2).
 set -euo pipefail
 seconds="${1:-60}"
-only="${2:-}"
+shift || true
+only=("$@")
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${MTLITE_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 host="$(realpath -m "${MTLITE_HOST_BUILD:-$root/build}")"
@@ -28,16 +30,18 @@ jobs="${MTLITE_FUZZ_JOBS:-1}"
 say() { echo "fuzz: $*"; }
 die() { echo "fuzz: FAIL: $*" >&2; exit 1; }
 
-case "$seconds" in ''|*[!0-9]*) echo "usage: $0 [SECONDS] [NAME]" >&2; exit 2 ;; esac
+case "$seconds" in ''|*[!0-9]*) echo "usage: $0 [SECONDS] [NAME...]" >&2; exit 2 ;; esac
 all=()
 for f in "$root"/tests/fuzz/*_fuzz.cc; do
   n=$(basename "$f" _fuzz.cc)
   all+=("$n")
 done
-if [ -n "$only" ]; then
-  [ -f "$root/tests/fuzz/${only}_fuzz.cc" ] ||
-    { echo "fuzz: unknown target '$only' (targets: ${all[*]})" >&2; exit 2; }
-  names=("$only")
+if [ "${#only[@]}" -gt 0 ]; then
+  for n in "${only[@]}"; do
+    [ -f "$root/tests/fuzz/${n}_fuzz.cc" ] ||
+      { echo "fuzz: unknown target '$n' (targets: ${all[*]})" >&2; exit 2; }
+  done
+  names=("${only[@]}")
 else
   names=("${all[@]}")
 fi

@@ -13,7 +13,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 
 PKGS=(build-essential cmake ninja-build pkg-config git
-      libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
+      libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev zlib1g-dev
       libsentencepiece-dev libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       clang-14 libclang-rt-14-dev valgrind
@@ -22,7 +22,8 @@ PKGS=(build-essential cmake ninja-build pkg-config git
       emscripten node-acorn nodejs node-typescript chromium firefox-esr)
 ARM_PKGS=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user
           libc6:arm64 libc6:armhf libstdc++6:arm64 libstdc++6:armhf
-          libgtest-dev:arm64 libgtest-dev:armhf libflatbuffers-dev:arm64 libflatbuffers-dev:armhf)
+          libgtest-dev:arm64 libgtest-dev:armhf libflatbuffers-dev:arm64 libflatbuffers-dev:armhf
+          gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm)  # bare metal (Cortex-M)
 
 apt_update() {  # a mirror mid-sync can fail one index; retry, and carry on if packages install
   for i in 1 2 3; do $SUDO apt-get update -qq && return 0; sleep 5; done

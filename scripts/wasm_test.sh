@@ -6,6 +6,7 @@
 #   3. the JavaScript API (tests/wasm/api_test.mjs) and its edges (tests/wasm/js_defects_test.mjs:
 #      bad models' reasons, calls from onToken, wrong arguments, defaults), the text layer and
 #      tokenize (tests/wasm/text_test.mjs), AsyncTranslator in worker_threads (tests/wasm/async_test.mjs),
+#      a model's recorded decoding defaults (tests/wasm/decoding_defaults_test.mjs),
 #      two models chained through a pivot language (tests/wasm/pivot_test.mjs: the demo model, then
 #      the demo converted again as de-xx) with both modules, its
 #      TypeScript declarations (tsc, Debian node-typescript), the CLI's number format
@@ -69,6 +70,22 @@ node tests/wasm/text_test.mjs "$MODEL" --simd=0 || die "the text layer and token
 node tests/wasm/async_test.mjs "$MODEL" || die "AsyncTranslator in worker_threads (SIMD128 module)"
 node tests/wasm/async_test.mjs "$MODEL" --simd=0 || die "AsyncTranslator in worker_threads (module without SIMD128)"
 node tests/wasm/pivot_test.mjs "$MODEL" "$SECOND" || die "a pivot chain (SIMD128 module)"
+# a model with recorded decoding defaults (the Marian fixture as a release folder with a decoder.yml)
+REL=$WORK/release && mkdir -p "$REL"
+cp tests/data/marian/untied.npz "$REL/opus.model1.npz" && cp tests/data/marian/vocab.yml "$REL/opus.vocab.yml"
+cp models/marian-en-de-tiny/source.spm "$REL/source.spm" && cp models/marian-en-de-tiny/source.spm "$REL/target.spm"
+printf 'beam-size: 3\nnormalize: 0.6\nmax-length-factor: 2\n' > "$REL/decoder.yml"
+"$HOST/mtlite" convert "$REL" -o "$WORK/defaults.mtlite" -q && \
+  "$HOST/mtlite" convert "$REL" -o "$WORK/no-defaults.mtlite" -q --decoding-defaults none ||
+  die "convert the decoding-defaults models"
+node tests/wasm/decoding_defaults_test.mjs "$WORK/defaults.mtlite" "$WORK/no-defaults.mtlite" ||
+  die "decoding defaults (SIMD128 module)"
+printf 'a b c d e f\ng a g a\nf e d c b a g\n' > "$WORK/defaults.in"
+for flags in "" "--beam 1"; do  # node's translate takes the model's defaults as the native one does
+  cmp <(node web/mtlite.mjs translate -q -m "$WORK/defaults.mtlite" --split none --scores $flags < "$WORK/defaults.in") \
+      <("$HOST/mtlite" translate -q -m "$WORK/defaults.mtlite" --split none --scores $flags < "$WORK/defaults.in") ||
+    die "node web/mtlite.mjs translate with a model's decoding defaults ($flags) differs from mtlite translate"
+done
 node tests/wasm/pivot_test.mjs "$MODEL" "$SECOND" --simd=0 || die "a pivot chain (module without SIMD128)"
 node tests/wasm/format_test.mjs || die "number format"
 if command -v tsc >/dev/null; then

@@ -269,8 +269,19 @@ export class Mtlite {
   loadModel(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: { verify?: boolean }): Model;
 }
 
+/** The decoding settings a model file records (only those recorded): every translate option
+ * left out takes the model's. */
+export interface DecodingDefaults {
+  beam?: number;
+  maxLength?: number;
+  maxLengthRatio?: number;
+  maxLengthOffset?: number;
+  lengthPenalty?: number;
+}
+
 export class Model {
   readonly config: ModelConfig;
+  readonly decodingDefaults: Readonly<DecodingDefaults>;
   createTranslator(limits?: TranslatorOptions): Translator;
   /** The source ids of a text as the translators encode it, and their pieces. */
   tokenize(text: string | Uint8Array): Tokens;

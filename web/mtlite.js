@@ -333,7 +333,15 @@ export class Mtlite {
       this._bytes().set(bytes, data);
       const status = x.mtlite_web_model_info(data, bytes.length, out, message, MESSAGE_BYTES);
       if (status !== 0) throw new MtliteError(status, this._cstring(message));
-      const info = Array.from({ length: 8 }, (_, i) => this._i32(out + 4 * i));
+      const info = Array.from({ length: 14 }, (_, i) => this._i32(out + 4 * i));
+      const view = this._view();
+      // The decoding defaults: every translate option left out takes the model's (what its
+      // release translates with, when the file records it), else the runtime's.
+      const effective = {
+        beam: info[8], maxLength: info[9], maxLengthRatio: view.getFloat32(out + 40, true),
+        maxLengthOffset: info[11], lengthPenalty: view.getFloat32(out + 48, true),
+      };
+      const decodingDefaults = Object.fromEntries(Object.entries(effective).filter((_, i) => (info[13] >> i) & 1));
       this._check(x.mtlite_model_storage_bytes(data, bytes.length, out));
       const storageBytes = this._u32(out);
       storage = this._alloc(storageBytes);
@@ -341,7 +349,7 @@ export class Mtlite {
       return new Model(this, this._u32(out), data, bytes.length, storage, {
         positionsStored: info[0] !== 0, maxPositions: info[1], defaultBeam: info[2], defaultMaxLength: info[3],
         sourceVocabSize: info[4], targetVocabSize: info[5], hasShortlist: info[6] !== 0, dModel: info[7],
-      });
+      }, decodingDefaults, effective);
     } catch (e) {
       this._free(storage);
       this._free(data);
@@ -380,8 +388,12 @@ export class Mtlite {
 
 /** A loaded model; config: positionsStored, maxPositions, defaultBeam, defaultMaxLength, vocabulary sizes, hasShortlist, dModel. */
 export class Model {
-  constructor(mt, handle, data, size, storage, config) {
+  constructor(mt, handle, data, size, storage, config, decodingDefaults, effectiveDefaults) {
     this._mt = mt;
+    /** The decoding settings the file records (beam, maxLength, maxLengthRatio, maxLengthOffset,
+     * lengthPenalty; only those recorded): the defaults of translate and translateText. */
+    this.decodingDefaults = Object.freeze({ ...decodingDefaults });
+    this._defaults = effectiveDefaults; // the options a call leaves out
     this._h = handle;
     this._data = data;
     this._size = size;
@@ -425,6 +437,9 @@ export class Model {
       if (value !== undefined) v.setInt32(lp + LIMITS[k], typeof value === 'boolean' ? Number(value) : value, true);
     }
     v.setInt32(lp + LIMITS.numThreads, 1, true); // no threads in the module
+    if (limits.maxBeam === undefined) { // room for the model's default beam
+      v.setInt32(lp + LIMITS.maxBeam, Math.max(v.getInt32(lp + LIMITS.maxBeam, true), this._defaults.beam), true);
+    }
     if (limits.maxNBest === undefined) { // the default n-best, at most the beam
       const nBest = v.getInt32(lp + LIMITS.maxNBest, true), beam = v.getInt32(lp + LIMITS.maxBeam, true);
       v.setInt32(lp + LIMITS.maxNBest, Math.max(1, Math.min(nBest, beam)), true);
@@ -583,6 +598,7 @@ export class Translator {
       at += encoded[i].length;
     }
     const nBest = options.nBest ?? 1;
+    const d = this._model._defaults; // the model's decoding defaults for the options left out
     const scores = Boolean(options.scores) || nBest > 1;
     const flags = (scores ? 1 : 0) | (options.alignments ? 2 : 0) | (options.profile ? 4 : 0) |
       (options.onToken ? 8 : 0) | (options.shortlist ? 16 : 0);
@@ -591,8 +607,9 @@ export class Translator {
     let status;
     mt._running = this;
     try {
-      status = x.mtlite_web_translate(this._h, base, base + 4 * n, n, options.beam ?? 1, nBest, options.maxLength ?? 0,
-        options.maxLengthRatio ?? NaN, options.maxLengthOffset ?? -1, options.lengthPenalty ?? NaN, flags);
+      status = x.mtlite_web_translate(this._h, base, base + 4 * n, n, options.beam ?? d.beam, nBest,
+        options.maxLength ?? d.maxLength, options.maxLengthRatio ?? d.maxLengthRatio,
+        options.maxLengthOffset ?? d.maxLengthOffset, options.lengthPenalty ?? d.lengthPenalty, flags);
     } catch (e) {
       throw trapped(e);
     } finally {
@@ -682,8 +699,10 @@ export class Translator {
     let status;
     mt._running = this;
     try {
-      status = x.mtlite_web_translate_text(this._h, base, source.length, options.beam ?? 1, options.maxLength ?? 0,
-        options.maxLengthRatio ?? NaN, options.maxLengthOffset ?? -1, options.lengthPenalty ?? NaN, flags, split,
+      const d = this._model._defaults; // the model's decoding defaults for the options left out
+      status = x.mtlite_web_translate_text(this._h, base, source.length, options.beam ?? d.beam,
+        options.maxLength ?? d.maxLength, options.maxLengthRatio ?? d.maxLengthRatio,
+        options.maxLengthOffset ?? d.maxLengthOffset, options.lengthPenalty ?? d.lengthPenalty, flags, split,
         html ? 1 : 0, options.maxLengthBreak ?? 128, languageAt, out);
     } catch (e) {
       throw trapped(e);

@@ -49,7 +49,7 @@ class UsageError extends Error {}
 function parseArgs(argv) {
   const a = { beam: 1, nBest: 1, batch: 1, maxLength: 256, maxSourceTokens: 256, maxInputBytes: 16384,
     maxLengthRatio: 0, maxLengthOffset: 10, lengthPenalty: 1, maxLengthBreak: 128, maxTextBytes: 65536, sortWindow: -1,
-    texts: [] };
+    texts: [], given: new Set() };
   const ints = { '--beam': ['beam', 1, 64], '--n-best': ['nBest', 1, 64], '--batch': ['batch', 1, 1024],
     '--max-length': ['maxLength', 1, 65536], '--max-source-tokens': ['maxSourceTokens', 1, 65536],
     '--max-input-bytes': ['maxInputBytes', 1, 1 << 24], '--max-length-offset': ['maxLengthOffset', 0, 65536],
@@ -87,10 +87,12 @@ function parseArgs(argv) {
       const s = next(), v = Number(s);
       if (!/^[+-]?\d+$/.test(s) || v < lo || v > hi) throw new UsageError(`${arg}: '${s}' is not an integer in [${lo}, ${hi}]`);
       a[key] = v;
+      a.given.add(key);
     } else if (arg in floats) {
       const s = next(), v = Number(s);
       if (s.trim() === '' || !Number.isFinite(v)) throw new UsageError(`${arg}: '${s}' is not a number`);
       a[floats[arg]] = v;
+      a.given.add(floats[arg]);
     } else if (arg in flags && value === undefined) a[flags[arg]] = true;
     else if (arg === '-h' || arg === '--help') throw new UsageError('');
     else if (arg.startsWith('-') && arg !== '-') throw new UsageError(`unknown option ${arg}`);
@@ -106,7 +108,8 @@ function parseArgs(argv) {
   // per-line option, paragraph otherwise.
   a.effectiveSplit = a.split ?? (a.html ? 'wrapped' : perLine ? 'none' : 'paragraph');
   a.textMode = a.html || a.effectiveSplit !== 'none';
-  if (a.nBest > a.beam) throw new UsageError(`--n-best (${a.nBest}) cannot exceed --beam (${a.beam})`);
+  // without --beam: checked against the model's beam (applyModelDefaults)
+  if (a.given.has('beam') && a.nBest > a.beam) throw new UsageError(`--n-best (${a.nBest}) cannot exceed --beam (${a.beam})`);
   return a;
 }
 
@@ -172,6 +175,15 @@ async function translateMain(argv) {
   if (!model) return 1;
   const second = a.secondModel === undefined ? undefined : await load(a.secondModel);
   if (second === null) return 1;
+  // the options not given: the (first) model's recorded decoding defaults, as the native CLI
+  for (const [key, value] of Object.entries(model.decodingDefaults)) if (!a.given.has(key)) a[key] = value;
+  if (a.nBest > a.beam) {
+    process.stderr.write(`mtlite translate: --n-best (${a.nBest}) cannot exceed the beam (${a.beam}` +
+      `${a.given.has('beam') ? '' : ", the model's default; give --beam"})\n`);
+    model.dispose();
+    if (second) second.dispose();
+    return 2;
+  }
   const c = model.config;
   // (positions stored: the limits fit the model, and a pivot chain's both models)
   const cap = (v) => [c, ...(second ? [second.config] : [])].reduce(

@@ -88,6 +88,7 @@ class Model:
         self._path = os.fspath(path)
         self._impl = _mtlite._Model(self._path, bool(verify_checksums))
         self._config: Dict[str, Any] = self._impl.config()
+        self._decoding_defaults: Dict[str, Any] = self._impl.decoding_defaults()
 
     @property
     def path(self) -> str:
@@ -103,6 +104,15 @@ class Model:
     def config(self) -> Dict[str, Any]:
         """Architecture and tokenizer configuration (a copy)."""
         return dict(self._config)
+
+    @property
+    def decoding_defaults(self) -> Dict[str, Any]:
+        """The decoding settings recorded in the file by `mtlite convert` (what the release
+        translates with: a Marian decoder.yml, ...), a copy: the recorded keys of beam_size,
+        max_length, max_length_ratio, max_length_offset, length_penalty, and "source" (the file
+        they came from). Every translate_* call takes them for the options it is not given;
+        empty for a file without them."""
+        return dict(self._decoding_defaults)
 
     @property
     def has_shortlist(self) -> bool:
@@ -341,8 +351,8 @@ class Translator:
             going through both (the second model's max_input_bytes is what the first produces).
         threads: worker threads inside each translation (the runtime's thread pool).
         max_batch: sentences per runtime call; translate_batch() splits longer lists.
-        max_beam, max_n_best: largest beam_size / n_best a call may ask for (n_best defaults
-            to max_beam).
+        max_beam, max_n_best: largest beam_size / n_best a call may ask for (max_beam defaults
+            to 4, or the model's recorded beam when larger; n_best to max_beam).
         max_source_tokens: per sentence, including </s>; longer inputs raise OutOfRangeError.
         max_target_tokens: generated tokens per sentence, including </s>; the default max_length.
         max_input_bytes: UTF-8 bytes per input sentence.
@@ -360,7 +370,7 @@ class Translator:
     """
 
     def __init__(self, model_or_path: Union[Model, PathLike], threads: int = 1, max_batch: int = 16, *,
-                 max_beam: int = 4, max_n_best: Optional[int] = None, max_source_tokens: int = 256,
+                 max_beam: Optional[int] = None, max_n_best: Optional[int] = None, max_source_tokens: int = 256,
                  max_target_tokens: int = 256, max_input_bytes: int = 16384, alignments: bool = False,
                  profiling: bool = False, profile_events: int = 0, max_text_bytes: int = 65536) -> None:
         second: Optional[Model] = None
@@ -372,6 +382,8 @@ class Translator:
             model_or_path = first
         self._model = model_or_path if isinstance(model_or_path, Model) else Model(model_or_path)
         self._second = second
+        if max_beam is None:  # room for the model's recorded beam
+            max_beam = max(4, self._model.decoding_defaults.get("beam_size", 4))
         limits = _limits(max_batch, max_source_tokens, max_target_tokens, max_beam, max_n_best, max_input_bytes,
                          alignments, threads, profiling, profile_events, max_text_bytes)
         self._impl = (_mtlite._Translator(self._model._impl, limits, second._impl) if second is not None
@@ -392,11 +404,22 @@ class Translator:
         """The declared limits (a copy)."""
         return dict(self._limits)
 
-    def _options(self, beam_size: int, n_best: int, return_scores: bool, return_alignments: bool,
-                 max_length: Optional[int], max_length_ratio: float, max_length_offset: int,
-                 length_penalty: float, alignment_layer: int, profile: bool, use_shortlist: bool) -> Any:
+    def _options(self, beam_size: Optional[int], n_best: int, return_scores: bool, return_alignments: bool,
+                 max_length: Optional[int], max_length_ratio: Optional[float], max_length_offset: Optional[int],
+                 length_penalty: Optional[float], alignment_layer: int, profile: bool, use_shortlist: bool) -> Any:
+        # An option not given (None): the model's recorded decoding default (Model.decoding_defaults),
+        # else the package's own (beam 4, max_target_tokens, no ratio cap, offset 10, penalty 1).
+        d = self._model.decoding_defaults
+        if beam_size is None:
+            beam_size = d.get("beam_size", 4)
         if max_length is None:
-            max_length = self._limits["max_target_tokens"]
+            max_length = min(d.get("max_length", self._limits["max_target_tokens"]), self._limits["max_target_tokens"])
+        if max_length_ratio is None:
+            max_length_ratio = d.get("max_length_ratio", 0.0)
+        if max_length_offset is None:
+            max_length_offset = d.get("max_length_offset", 10)
+        if length_penalty is None:
+            length_penalty = d.get("length_penalty", 1.0)
         return _record(_mtlite._Options, beam_size=int(beam_size), max_length=int(max_length),
                        max_length_ratio=float(max_length_ratio), max_length_offset=int(max_length_offset),
                        length_penalty=float(length_penalty), n_best=int(n_best), return_scores=bool(return_scores),
@@ -422,10 +445,10 @@ class Translator:
                 alignments=[h[3] for h in hyps] if options.return_alignments else None))
         return out
 
-    def translate_batch(self, texts: Sequence[Text], beam_size: int = 4, n_best: int = 1,
+    def translate_batch(self, texts: Sequence[Text], beam_size: Optional[int] = None, n_best: int = 1,
                         return_scores: bool = False, return_alignments: bool = False,
-                        max_length: Optional[int] = None, *, max_length_ratio: float = 0.0,
-                        max_length_offset: int = 10, length_penalty: float = 1.0,
+                        max_length: Optional[int] = None, *, max_length_ratio: Optional[float] = None,
+                        max_length_offset: Optional[int] = None, length_penalty: Optional[float] = None,
                         alignment_layer: int = -1, profile: bool = False,
                         use_shortlist: bool = False) -> List[TranslationResult]:
         """Translates `texts` (str or UTF-8 bytes), max_batch sentences per runtime call, and
@@ -437,6 +460,10 @@ class Translator:
 
         Args:
             beam_size: 1 = greedy; up to the translator's max_beam.
+            Options left out (None) take the model's recorded decoding defaults
+            (Model.decoding_defaults: what its release translates with), else beam_size 4,
+            max_length max_target_tokens, max_length_ratio 0, max_length_offset 10,
+            length_penalty 1.
             n_best: hypotheses per sentence (<= beam_size, <= max_n_best).
             return_scores: fill TranslationResult.scores.
             return_alignments: fill TranslationResult.alignments (Translator(alignments=True)).
@@ -469,9 +496,9 @@ class Translator:
         data = [_utf8(t, "texts[%d]" % i) for i, t in enumerate(texts)]
         return self._translate_sorted(data, options, self._limits["max_batch"])
 
-    def _batch_options(self, beam_size: int = 4, n_best: int = 1, return_scores: bool = False,
+    def _batch_options(self, beam_size: Optional[int] = None, n_best: int = 1, return_scores: bool = False,
                        return_alignments: bool = False, max_length: Optional[int] = None, *,
-                       max_length_ratio: float = 0.0, max_length_offset: int = 10, length_penalty: float = 1.0,
+                       max_length_ratio: Optional[float] = None, max_length_offset: Optional[int] = None, length_penalty: Optional[float] = None,
                        alignment_layer: int = -1, profile: bool = False, use_shortlist: bool = False) -> Any:
         # translate_batch's options (same names and defaults) for translate_iterable / translate_file.
         return self._options(beam_size, n_best, return_scores, return_alignments, max_length, max_length_ratio,
@@ -516,9 +543,9 @@ class Translator:
         return out
 
     def translate_text(self, text: Text, html: bool = False, split: str = "paragraph", *,
-                       max_length_break: int = 128, language: str = "", beam_size: int = 4,
-                       max_length: Optional[int] = None, max_length_ratio: float = 0.0,
-                       max_length_offset: int = 10, length_penalty: float = 1.0,
+                       max_length_break: int = 128, language: str = "", beam_size: Optional[int] = None,
+                       max_length: Optional[int] = None, max_length_ratio: Optional[float] = None,
+                       max_length_offset: Optional[int] = None, length_penalty: Optional[float] = None,
                        use_shortlist: bool = False, quality: bool = False) -> TextTranslation:
         """Translates text, not a sentence: it is cut into sentences (split: "paragraph" -- a
         line is a paragraph --, "sentence" -- one per line --, "wrapped" -- blank lines separate
@@ -577,11 +604,12 @@ class Translator:
             yield TextChunk(data[at:].decode("utf-8", "replace"))
 
     def translate(self, text: Text, **options: Any) -> str:
-        """The best translation of one sentence (options as translate_batch; beam_size=4)."""
+        """The best translation of one sentence (options as translate_batch: the model's decoding
+        defaults, else beam_size=4)."""
         return self.translate_batch([text], **options)[0].text
 
-    def translate_stream(self, text: Text, beam_size: int = 4, max_length: Optional[int] = None, *,
-                         max_length_ratio: float = 0.0, max_length_offset: int = 10, length_penalty: float = 1.0,
+    def translate_stream(self, text: Text, beam_size: Optional[int] = None, max_length: Optional[int] = None, *,
+                         max_length_ratio: Optional[float] = None, max_length_offset: Optional[int] = None, length_penalty: Optional[float] = None,
                          profile: bool = False, use_shortlist: bool = False) -> Iterator[StreamEvent]:
         """Translates one sentence and yields StreamEvents while it is being translated: greedy
         (beam_size=1) after every generated token, beam search whenever the best running
@@ -740,7 +768,7 @@ def _strip_newline(line: Text) -> Text:
 
 
 def convert(src: PathLike, out_path: PathLike, quantize: str = "int8", vocab: Optional[Sequence[PathLike]] = None,
-            semantics: Optional[str] = None) -> Dict[str, Any]:
+            semantics: Optional[str] = None, decoding_defaults: str = "auto") -> Dict[str, Any]:
     """Converts a model into one `.mtlite` file, written atomically (as `mtlite convert`). src:
 
       * a HuggingFace MarianMT checkpoint directory (config.json, model.safetensors, source.spm,
@@ -753,9 +781,11 @@ def convert(src: PathLike, out_path: PathLike, quantize: str = "int8", vocab: Op
     quantize: "int8" (per-output-channel weights; intgemm8 weights keep their own int8 values),
     "fp16" or "fp32". semantics: "marian" (Marian's layer-norm eps, sinusoid and zero start
     vector; the default for Marian input) or "hf" (as the transformers port computes; the default
-    for HF directories); see docs/marian.md. Returns {"path", "quantize", "file_bytes",
+    for HF directories); see docs/marian.md. decoding_defaults: which decoding settings of the
+    input become the model's defaults ("auto": a Marian folder's decoder.yml / config*.yml;
+    "record": also an HF generation_config.json; "none"). Returns {"path", "quantize", "file_bytes",
     "safetensors_bytes" (bytes of the checkpoint file), "kind" ("hf" or "marian"), "semantics",
-    "vocab", "lex", "warnings"}. Raises InvalidModelError / InvalidArgumentError /
+    "vocab", "lex", "warnings", "decoding_defaults_recorded"}. Raises InvalidModelError / InvalidArgumentError /
     UnsupportedError (the message names the file and field, tensor or option) or IoError. Only in
     host builds (the converter is a host tool): elsewhere raises UnsupportedError."""
     if not _mtlite.HAS_CONVERTER:
@@ -767,4 +797,5 @@ def convert(src: PathLike, out_path: PathLike, quantize: str = "int8", vocab: Op
     if isinstance(vocab, (str, bytes, os.PathLike)):
         vocab = [vocab]
     vocabs = [os.fspath(v) for v in (vocab or [])]
-    return _mtlite.convert(os.fspath(src), os.fspath(out_path), quantize, vocabs, semantics or "")
+    return _mtlite.convert(os.fspath(src), os.fspath(out_path), quantize, vocabs, semantics or "",
+                           str(decoding_defaults))

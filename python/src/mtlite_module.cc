@@ -34,6 +34,7 @@
 #include "tokenizer.h"
 
 #ifdef MTLITE_PY_HAS_CONVERTER
+#include "ct2_convert.h"
 #include "hf_convert.h"
 #include "marian_convert.h"
 #include "io.h"
@@ -173,6 +174,18 @@ class PyModel {
   const std::string& path() const { return path_; }
   size_t file_size() const { return model_->file_size(); }
   bool has_shortlist() const { return model_->has_shortlist(); }
+  // The recorded decoding defaults (Model::decoding_defaults): only the recorded keys.
+  py::dict DecodingDefaults() const {
+    const mtlite::DecodingDefaults& d = model_->decoding_defaults();
+    py::dict out;
+    if (d.beam_size) out["beam_size"] = *d.beam_size;
+    if (d.max_length) out["max_length"] = *d.max_length;
+    if (d.max_length_ratio) out["max_length_ratio"] = *d.max_length_ratio;
+    if (d.max_length_offset) out["max_length_offset"] = *d.max_length_offset;
+    if (d.length_penalty) out["length_penalty"] = *d.length_penalty;
+    if (!d.empty()) out["source"] = std::string(d.source);
+    return out;
+  }
 
   // The fields of the spec table (runtime/src/model_spec.cc), in its order.
   py::dict Config() const {
@@ -596,8 +609,12 @@ class PyStream {
 
 #ifdef MTLITE_PY_HAS_CONVERTER
 py::dict Convert(const std::string& src, const std::string& out_path, const std::string& quantize,
-                 const std::vector<std::string>& vocab, const std::string& semantics) {
+                 const std::vector<std::string>& vocab, const std::string& semantics,
+                 const std::string& decoding_defaults) {
   converter::ConvertOptions o;
+  if (!converter::ParseDecodingDefaultsMode(decoding_defaults, &o.decoding_defaults))
+    Throw(Status(StatusCode::kInvalidArgument,
+                 "decoding_defaults must be 'auto', 'record' or 'none' (got '" + decoding_defaults + "')"));
   if (!converter::ParseQuantization(quantize, &o.quantize))
     Throw(Status(StatusCode::kInvalidArgument, "quantize must be int8, fp16 or fp32 (got '" + quantize + "')"));
   if (!semantics.empty() && !converter::ParseSemantics(semantics, &o.semantics))
@@ -609,7 +626,8 @@ py::dict Convert(const std::string& src, const std::string& out_path, const std:
   {
     py::gil_scoped_release nogil;
     converter::AlignedBytes bytes;
-    s = converter::ConvertInput(src, o, &bytes, &report, &inputs);
+    s = converter::IsCt2Input(src) ? converter::ConvertCt2Input(src, o, &bytes, &report, &inputs)
+                                   : converter::ConvertInput(src, o, &bytes, &report, &inputs);
     if (s.ok()) s = converter::WriteFileAtomic(out_path, bytes.data(), bytes.size());
   }
   Check(s);
@@ -623,6 +641,7 @@ py::dict Convert(const std::string& src, const std::string& out_path, const std:
   d["vocab"] = inputs.vocabs;
   d["lex"] = inputs.lex;
   d["warnings"] = report.warnings;
+  d["decoding_defaults_recorded"] = inputs.decoding_recorded;
   return d;
 }
 #endif
@@ -681,6 +700,7 @@ PYBIND11_MODULE(_mtlite, m) {
       .def_property_readonly("path", &PyModel::path)
       .def_property_readonly("file_size", &PyModel::file_size)
       .def_property_readonly("has_shortlist", &PyModel::has_shortlist)
+      .def("decoding_defaults", &PyModel::DecodingDefaults)
       .def("config", &PyModel::Config)
       .def("arena_bytes", &PyModel::ArenaBytes, py::arg("limits"))
       .def("arena_plan", &PyModel::ArenaPlan, py::arg("limits"))
@@ -717,7 +737,7 @@ PYBIND11_MODULE(_mtlite, m) {
 
 #ifdef MTLITE_PY_HAS_CONVERTER
   m.def("convert", &Convert, py::arg("src"), py::arg("out_path"), py::arg("quantize"), py::arg("vocab"),
-        py::arg("semantics"));
+        py::arg("semantics"), py::arg("decoding_defaults") = "auto");
   m.attr("HAS_CONVERTER") = true;
 #else
   m.attr("HAS_CONVERTER") = false;

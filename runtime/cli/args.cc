@@ -139,6 +139,11 @@ ArgParser& ArgParser::Required() {
   return *this;
 }
 
+ArgParser& ArgParser::Given(bool* given) {
+  if (!options_.empty()) options_.back().given = given;
+  return *this;
+}
+
 ArgParser& ArgParser::Positional(std::string metavar, std::string* out, std::string help, bool required) {
   positionals_.push_back({std::move(metavar), std::move(help), out, required});
   return *this;
@@ -223,6 +228,7 @@ ParseResult ArgParser::Parse(int argc, const char* const* argv) const {
       const Option* o = FindOption(name);
       if (!o) return error("unknown option " + Quoted(name));
       seen[size_t(o - options_.data())] = true;
+      if (o->given) *o->given = true;
       if (o->type == Type::kFlag) {
         if (has_value) return error(name + " takes no value");
         *o->flag = true;

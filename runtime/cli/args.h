@@ -64,6 +64,9 @@ class ArgParser {
                     std::string help);
   // Marks the option added last as required.
   ArgParser& Required();
+  // The last option added sets *given to true when the command line gives it (a default that
+  // comes from elsewhere, e.g. the model's, applies only when it does not).
+  ArgParser& Given(bool* given);
 
   // Positionals, filled in the order they are declared; then Rest takes all remaining ones.
   // A single positional must not be empty.
@@ -84,6 +87,7 @@ class ArgParser {
     Type type = Type::kFlag;
     std::string metavar, help, default_text;
     bool required = false;
+    bool* given = nullptr;
     bool* flag = nullptr;
     int* int_out = nullptr;
     int int_lo = 0, int_hi = 0;

@@ -24,6 +24,7 @@ struct ConvertArgs {
   std::vector<std::string> vocabs;    // --vocab, repeatable (Marian models)
   std::string semantics;              // "", "marian", "hf"
   std::string source_lang, target_lang;  // --source-lang / --target-lang ("": from the input)
+  std::string decoding_defaults = "auto";  // --decoding-defaults auto|record|none
   bool quiet = false;
 };
 ParseResult ParseConvertArgs(int argc, const char* const* argv, ConvertArgs* out);
@@ -49,6 +50,7 @@ struct InfoArgs {
   bool limits_given = false;
   TranslatorLimits limits;
   std::string header;  // --header: write the RAM budget as C macros (needs --limits)
+  std::string board;   // --board: where the parts go on a bare-metal board, and whether they fit (needs --limits)
   bool quiet = false;  // print nothing but errors (e.g. with --header in a build)
 };
 ParseResult ParseInfoArgs(int argc, const char* const* argv, InfoArgs* out);
@@ -68,6 +70,7 @@ struct TranslationArgs {
   std::string model;
   std::string second_model;  // translate: a second -m (the pivot chain's second model)
   int beam = 1, batch = 1, threads = 1, max_length = 256, max_source_tokens = 256;
+  bool beam_given = false, max_length_given = false;  // on the command line (else: the model's default)
 };
 // Adds -m/--model (required; with `pivot`, given once or twice: the second is second_model),
 // --beam, --batch (1..max_batch), --threads, --max-length and --max-source-tokens.
@@ -81,6 +84,7 @@ struct TranslateArgs : TranslationArgs {
   int n_best = 1, max_input_bytes = 16384;
   float length_penalty = 1.0f, max_length_ratio = 0;
   int max_length_offset = 10;
+  bool length_penalty_given = false, max_length_ratio_given = false, max_length_offset_given = false;
   bool alignments = false, output_ids = false, input_ids = false, scores = false, verify = false;
   bool shortlist = false;
   bool quiet = false, stream = false;
@@ -95,6 +99,10 @@ struct TranslateArgs : TranslationArgs {
   std::vector<std::string> texts;
 };
 ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs* out);
+// The decoding options the command line does not give (beam, max length, ratio and offset,
+// length penalty) take the model's recorded defaults (Model::decoding_defaults); false with
+// *error set when --n-best then exceeds the beam.
+bool ApplyModelDefaults(const Model& model, TranslateArgs* a, std::string* error);
 int TranslateMain(int argc, char** argv);
 // The split mode of these arguments: --split, else the default (see TranslateArgs::split).
 SplitMode EffectiveSplit(const TranslateArgs& a);

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "marian_layout.h"
 #ifdef MTLITE_HAS_CONVERTER
+#include "ct2_convert.h"
 #include "hf_convert.h"
 #include "marian_convert.h"
 #include "io.h"
@@ -28,7 +29,10 @@ constexpr char kSummary[] =
     "    (then the ids are the YAML's);\n"
     "  a folder as OPUS-MT and Firefox Translations ship models: one model file, its vocabularies\n"
     "    (vocab.*.spm, srcvocab/trgvocab *.spm, or source.spm/target.spm with *vocab.yml) and\n"
-    "    optionally a lex.* shortlist, which is built in.\n"
+    "    optionally a lex.* shortlist, which is built in;\n"
+    "  a CTranslate2 model directory (model.bin, config.json, shared_vocabulary or source/target\n"
+    "    _vocabulary .json/.txt) with --vocab: its SentencePiece model(s) (a sentencepiece.model or\n"
+    "    source.spm in the directory is used without); an Argos Translate package (.argosmodel).\n"
     "Marian models keep Marian's semantics (layer-norm eps 1e-6, Marian's sinusoid, a zero first\n"
     "decoder input); intgemm8 weights keep their int8 values with --quantize int8 (docs/marian.md).";
 
@@ -49,6 +53,10 @@ ParseResult ParseConvertArgs(int argc, const char* const* argv, ConvertArgs* a) 
   p.String("--source-lang", "CODE", &a->source_lang,
            "the model's source language (default: the input's config, else its name: opus-mt-en-de, enit)");
   p.String("--target-lang", "CODE", &a->target_lang, "the model's target language (likewise)");
+  p.Choice("--decoding-defaults", {"auto", "record", "none"}, &a->decoding_defaults,
+           "record the input's decoding settings as the model's defaults: auto = a Marian folder's "
+           "decoder.yml / config*.yml (an HF generation_config.json is only reported), record = also "
+           "generation_config.json, none = nothing");
   p.Flag("-q,--quiet", &a->quiet, "no report (warnings are still printed)");
   return p.Parse(argc, argv);
 }
@@ -70,13 +78,30 @@ void PrintReport(const converter::ConversionReport& r, const converter::ConvertI
     std::printf("Marian model %s, vocabularies %s%s%s\n", in.model.c_str(), vocabs.c_str(),
                 in.lex.empty() ? "" : ", shortlist ", in.lex.c_str());
   }
-  std::printf("semantics: %s%s\n", converter::SemanticsName(in.semantics),
-              in.intgemm8_as_is ? "; intgemm8 weights stored as in the file" : "");
-  if (const converter::DecoderOptions& d = in.decoder; !d.file.empty()) {
-    // the release's decoding settings as mtlite translate flags (the file records them as metadata)
-    std::printf("decoder options (%s): --beam %d --length-penalty %g --max-length-ratio %g --max-length-offset 1%s\n",
-                d.file.c_str(), d.beam_size, double(d.normalize), double(d.max_length_factor),
-                d.word_penalty != 0 ? " (its word-penalty is not applied by mtlite)" : "");
+  if (in.kind == "ct2" || in.kind == "argos") {
+    std::string vocabs;
+    for (const std::string& v : in.vocabs) vocabs += (vocabs.empty() ? "" : ", ") + v;
+    std::printf("CTranslate2 model %s%s, SentencePiece %s\n", in.model.c_str(),
+                in.kind == "argos" ? " (Argos package)" : "", vocabs.c_str());
+  } else {
+    std::printf("semantics: %s%s\n", converter::SemanticsName(in.semantics),
+                in.intgemm8_as_is ? "; intgemm8 weights stored as in the file" : "");
+  }
+  if (const converter::DecodingDefaultsSpec& d = in.decoding; !d.empty()) {
+    // the release's decoding settings as mtlite translate flags (ignored ones: the warnings)
+    std::string v;
+    const auto add = [&v](const char* name, const std::string& value) { v += std::string(" --") + name + " " + value; };
+    char buf[32];
+    const auto num = [&buf](float f) { std::snprintf(buf, sizeof buf, "%g", double(f)); return std::string(buf); };
+    if (d.beam_size) add("beam", std::to_string(*d.beam_size));
+    if (d.length_penalty) add("length-penalty", num(*d.length_penalty));
+    if (d.max_length) add("max-length", std::to_string(*d.max_length));
+    if (d.max_length_ratio) add("max-length-ratio", num(*d.max_length_ratio));
+    if (d.max_length_offset) add("max-length-offset", std::to_string(*d.max_length_offset));
+    std::printf("decoding defaults (%s):%s: %s\n", d.source.c_str(), v.c_str(),
+                in.decoding_recorded ? "recorded, the model's defaults (flags override them)"
+                : in.kind == "hf"    ? "not recorded (--decoding-defaults record records them)"
+                                     : "not recorded (--decoding-defaults none)");
   }
   std::printf("%-56s %-5s %-10s %10s %12s %12s\n", "tensor", "dtype", "shape", "bytes", "max_abs_err", "rel_rms_err");
   for (const auto& t : r.tensors) {
@@ -110,10 +135,12 @@ int ConvertMain(int argc, char** argv) {
   options.source_lang = a.source_lang;
   options.target_lang = a.target_lang;
   if (!a.semantics.empty()) converter::ParseSemantics(a.semantics, &options.semantics);  // the parser checked it
+  converter::ParseDecodingDefaultsMode(a.decoding_defaults, &options.decoding_defaults);  // likewise
   converter::AlignedBytes bytes;
   converter::ConversionReport report;
   converter::ConvertInputs inputs;
-  Status s = converter::ConvertInput(a.input, options, &bytes, &report, &inputs);
+  Status s = converter::IsCt2Input(a.input) ? converter::ConvertCt2Input(a.input, options, &bytes, &report, &inputs)
+                                            : converter::ConvertInput(a.input, options, &bytes, &report, &inputs);
   if (s.ok()) s = converter::WriteFileAtomic(a.output, bytes.data(), bytes.size());
   if (!s.ok()) {
     std::fprintf(stderr, "mtlite convert: %s\n", s.ToString().c_str());

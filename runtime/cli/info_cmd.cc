@@ -1,20 +1,23 @@
-// `mtlite info MODEL [--json] [--verify] [--limits BATCH,SRC,TGT,BEAM [--threads N] [--header FILE]]`
+// `mtlite info MODEL [--json] [--verify] [--limits BATCH,SRC,TGT,BEAM [--threads N] [--header FILE] [--board BOARD]]`
 // Size profile: bytes per component (Model::SizeProfile; they sum exactly to the file size),
 // the config, and optionally the CRC32C check of every data buffer and, for given limits, the
 // RAM budget of a translation on this target: the arena (per part), the model's tables, the
 // stack high-water of the translate call tree (a painted probe translation), the runtime's
 // static data, and the flash the model and the runtime's code take. --header writes it as C
-// macros for a firmware's static arrays (docs/deploy.md).
+// macros for a firmware's static arrays (docs/deploy.md); --board says which memory region of a
+// bare-metal board (board_info.h) each part goes to and whether it fits.
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <climits>
 #include <optional>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "board_info.h"
 #include "commands.h"
 #include "footprint.h"
 #include "json_writer.h"
@@ -70,6 +73,13 @@ std::vector<std::pair<std::string, std::string>> MetadataFields(const Model& mod
   std::vector<std::pair<std::string, std::string>> out;
   const fb::Model* root = fb::GetSizePrefixedModel(model.data().base);
   out.push_back({"format_version", std::to_string(root->format_version())});
+  // How the SentencePiece models cut text: "unigram" or "bpe" (the target's only when it differs).
+  auto spm_kind = [](const detail::SpmView& v) {
+    return std::string(v.model_type == detail::SpmModelType::kBpe ? "\"bpe\"" : "\"unigram\"");
+  };
+  const detail::ModelData& md = model.data();
+  out.push_back({"tokenizer", spm_kind(md.source_spm)});
+  if (md.target_spm.model_type != md.source_spm.model_type) out.push_back({"target_tokenizer", spm_kind(md.target_spm)});
   if (const fb::Metadata* m = root->metadata()) {
     auto add = [&](const char* k, const flatbuffers::String* v) {
       if (v) out.push_back({k, JsonQuote(v->string_view())});
@@ -101,6 +111,29 @@ std::vector<std::pair<std::string, std::string>> ShortlistFields(const Model& mo
           {"include_source_ids", v.include_source_ids ? "true" : "false"},
           {"row_order", v.row_order ? "\"shortlist\"" : "\"token\""},
           {"method", JsonQuote(sl->method() ? sl->method()->string_view() : std::string_view())}};
+}
+
+// The recorded decoding defaults (schema table DecodingDefaults) as (key, JSON value) pairs;
+// empty when the model has none.
+std::vector<std::pair<std::string, std::string>> DecodingDefaultsFields(const Model& model) {
+  const DecodingDefaults& d = model.decoding_defaults();
+  if (d.empty()) return {};
+  const auto num = [](float f) {  // the shortest text that reads back as f
+    char buf[32];
+    for (int digits = 6; digits <= 9; ++digits) {
+      std::snprintf(buf, sizeof buf, "%.*g", digits, double(f));
+      if (std::strtof(buf, nullptr) == f) break;
+    }
+    return std::string(buf);
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  if (d.beam_size) out.push_back({"beam_size", std::to_string(*d.beam_size)});
+  if (d.max_length) out.push_back({"max_length", std::to_string(*d.max_length)});
+  if (d.max_length_ratio) out.push_back({"max_length_ratio", num(*d.max_length_ratio)});
+  if (d.max_length_offset) out.push_back({"max_length_offset", std::to_string(*d.max_length_offset)});
+  if (d.length_penalty) out.push_back({"length_penalty", num(*d.length_penalty)});
+  out.push_back({"source", JsonQuote(d.source)});
+  return out;
 }
 
 // --limits BATCH,SRC,TGT,BEAM: four integers >= 1.
@@ -139,6 +172,11 @@ void PrintJson(const InfoArgs& a, const Model& model, double load_ms, const std:
   if (model.data().shortlist.present) {
     w.Key("shortlist").BeginObject(JsonWriter::kInline);
     for (const auto& [k, v] : ShortlistFields(model)) w.Key(k).Raw(v);
+    w.EndObject();
+  }
+  if (const auto decoding = DecodingDefaultsFields(model); !decoding.empty()) {
+    w.Key("decoding_defaults").BeginObject(JsonWriter::kInline);
+    for (const auto& [k, v] : decoding) w.Key(k).Raw(v);
     w.EndObject();
   }
   w.Key("components").BeginArray();
@@ -356,7 +394,7 @@ void BudgetJson(const RamBudget& b, JsonWriter* w) {
   w->EndObject();
 }
 
-std::string WriteHeader(const InfoArgs& a, const RamBudget& b) {
+std::string WriteHeader(const InfoArgs& a, const RamBudget& b, const BoardFit* fit) {
   OutputFile out;
   if (!out.Open(a.header)) return out.error();
   const TranslatorLimits& l = a.limits;
@@ -383,6 +421,12 @@ std::string WriteHeader(const InfoArgs& a, const RamBudget& b) {
       {"MTLITE_LIMIT_NUM_THREADS", l.num_threads}};
   out.Printf("\n/* the limits these sizes are for (mtlite_limits) */\n");
   for (const auto& [name, v] : limits) out.Printf("#define %s %d\n", name, v);
+  if (fit) {
+    out.Printf("\n/* board %s (mtlite info --board): the memory region of each part, and whether all fit */\n",
+               a.board.c_str());
+    out.Printf("#define MTLITE_BOARD_MODEL_REGION \"%s\"\n", fit->model_region.c_str());
+    out.Printf("#define MTLITE_BOARD_FITS %d\n", fit->fits() ? 1 : 0);
+  }
   out.Printf("\n#endif /* MTLITE_RAM_BUDGET_H_ */\n");
   return out.Close() ? "" : out.error();
 }
@@ -424,8 +468,16 @@ ParseResult ParseInfoArgs(int argc, const char* const* argv, InfoArgs* a) {
            },
            "threads of the translator (--limits)");
   p.String("--header", "FILE", &a->header, "write the RAM budget as C macros (needs --limits)");
+  p.Custom("--board", "BOARD",
+           [a](const std::string& v) {
+             a->board = v;
+             return FindBoard(v) ? std::string() : "'" + v + "' is not a known board (" + BoardNames() + ")";
+           },
+           "with --limits: which memory region of this bare-metal board each part needs and whether it fits "
+           "(exit 1 when one does not; --header adds MTLITE_BOARD_* macros)");
   p.Flag("-q,--quiet", &a->quiet, "print nothing but errors");
   p.Check([a] { return !a->header.empty() && !a->limits_given ? std::string("--header needs --limits") : std::string(); });
+  p.Check([a] { return !a->board.empty() && !a->limits_given ? std::string("--board needs --limits") : std::string(); });
   return p.Parse(argc, argv);
 }
 
@@ -475,8 +527,22 @@ int InfoMain(int argc, char** argv) {
       rc = 1;
     }
   }
+  const BoardInfo* board = a.board.empty() ? nullptr : FindBoard(a.board);
+  BoardFit fit;
+  if (board && have_budget) {
+    fit = FitOnBoard(*board, budget.model_flash, budget.arena, budget.model_storage, budget.stack, budget.static_data);
+    if (!fit.fits()) {
+      for (const BoardFit::Part& p : fit.parts) {
+        if (!p.fits) {
+          std::fprintf(stderr, "mtlite info: --board %s: the %s (%zu bytes) does not fit %s (%zu bytes)\n", board->name,
+                       p.what.c_str(), size_t(p.bytes), p.region.c_str(), size_t(p.region_bytes));
+        }
+      }
+      rc = 1;
+    }
+  }
   if (!a.header.empty() && have_budget) {
-    const std::string error = WriteHeader(a, budget);
+    const std::string error = WriteHeader(a, budget, board ? &fit : nullptr);
     if (!error.empty()) {
       std::fprintf(stderr, "mtlite info: --header: %s\n", error.c_str());
       rc = 1;
@@ -497,6 +563,9 @@ int InfoMain(int argc, char** argv) {
   const auto shortlist = ShortlistFields(model);
   if (!shortlist.empty()) std::printf("shortlist:\n");
   for (const auto& [k, v] : shortlist) std::printf("  %-24s %s\n", k.c_str(), v.c_str());
+  const auto decoding = DecodingDefaultsFields(model);
+  if (!decoding.empty()) std::printf("decoding defaults (every interface's, overridable per call):\n");
+  for (const auto& [k, v] : decoding) std::printf("  %-24s %s\n", k.c_str(), v.c_str());
   PrintSizeTable(profile, model.file_size());
   if (a.verify) {
     std::printf("\nchecksums: %s (%zu buffers, %.2f ms)\n", verify_result.c_str(), model.data().checks.size(), verify_ms);
@@ -513,6 +582,7 @@ int InfoMain(int argc, char** argv) {
     }
   }
   if (have_budget) PrintBudget(a, budget);
+  if (board && have_budget) PrintBoardFit(*board, fit);
   return rc;
 }
 

@@ -224,6 +224,7 @@ class SourceLength {
   SourceLength(const Model& model, const TranslateArgs& a, int max_source_tokens)
       : tok_(model.data().source_spm, model.data().source_vocab),
         input_ids_(a.input_ids),
+        source_eos_(model.config().source_eos),
         max_bytes_(size_t(a.max_input_bytes)),
         max_tokens_(max_source_tokens),
         workspace_(input_ids_ ? 0 : SpmTokenizer::WorkspaceBytes(max_bytes_)),
@@ -239,12 +240,13 @@ class SourceLength {
     if (line.size() > max_bytes_ || max_tokens_ < 2 ||
         !tok_.Encode(line, workspace_.data(), workspace_.size(), ids_.data(), max_tokens_ - 1, &n).ok())
       return 0;
-    return n ? n + 1 : 0;
+    return n ? n + (source_eos_ ? 1 : 0) : 0;
   }
 
  private:
   SpmTokenizer tok_;
   const bool input_ids_;
+  const bool source_eos_;  // the translator appends </s> (ModelConfig::source_eos)
   const size_t max_bytes_;
   const int max_tokens_;
   std::vector<uint8_t> workspace_;
@@ -523,10 +525,12 @@ void AddTranslationOptions(ArgParser* p, TranslationArgs* a, int max_batch, bool
   } else {
     p->String("-m,--model", "MODEL", &a->model, "the .mtlite model file").Required();
   }
-  p->Int("--beam", "N", 1, 64, &a->beam, "beam size; 1 = greedy");
+  p->Int("--beam", "N", 1, 64, &a->beam, "beam size; 1 = greedy (default: the model's decoding default, else 1)")
+      .Given(&a->beam_given);
   p->Int("--batch", "N", 1, max_batch, &a->batch, "sentences per translate call");
   p->Int("--threads", "N", 1, 256, &a->threads, "worker threads");
-  p->Int("--max-length", "N", 1, 65536, &a->max_length, "generated tokens per sentence, including </s>");
+  p->Int("--max-length", "N", 1, 65536, &a->max_length, "generated tokens per sentence, including </s>")
+      .Given(&a->max_length_given);
   p->Int("--max-source-tokens", "N", 1, 65536, &a->max_source_tokens, "source tokens per sentence, including </s>");
 }
 
@@ -537,7 +541,7 @@ TranslatorLimits TranslationLimits(const TranslationArgs& a, const ModelConfig& 
   lim.max_n_best = 1;
   lim.max_target_tokens = a.max_length;
   lim.max_source_tokens = a.max_source_tokens;
-  if (config.positions_stored) {
+  if (config.positions == mtlite::PositionKind::kTable) {
     lim.max_target_tokens = std::min(lim.max_target_tokens, config.max_positions);
     lim.max_source_tokens = std::min(lim.max_source_tokens, config.max_positions);
   }
@@ -552,10 +556,13 @@ ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs*
   p.Int("--n-best", "N", 1, 64, &a->n_best, "hypotheses per sentence, at most --beam; Moses n-best lines when > 1");
   p.Int("--max-input-bytes", "N", 1, 1 << 24, &a->max_input_bytes, "UTF-8 bytes per input line");
   p.Float("--max-length-ratio", "F", &a->max_length_ratio,
-          "if > 0, also cap the output at F x source tokens + --max-length-offset");
+          "if > 0, also cap the output at F x source tokens + --max-length-offset")
+      .Given(&a->max_length_ratio_given);
   p.Int("--max-length-offset", "N", 0, 65536, &a->max_length_offset,
-        "added to the --max-length-ratio cap (10); Marian's max-length-factor F is --max-length-ratio F --max-length-offset 1");
-  p.Float("--length-penalty", "F", &a->length_penalty, "beam score = log-probability / length^F");
+        "added to the --max-length-ratio cap (10); Marian's max-length-factor F is --max-length-ratio F --max-length-offset 1")
+      .Given(&a->max_length_offset_given);
+  p.Float("--length-penalty", "F", &a->length_penalty, "beam score = log-probability / length^F")
+      .Given(&a->length_penalty_given);
   p.Flag("--scores", &a->scores, "append ' ||| ' and the length-penalised log-probability");
   p.Flag("--alignments", &a->alignments,
          "append ' |||' and src-tgt pairs (argmax of the last decoder layer's cross-attention, mean over heads)");
@@ -589,8 +596,8 @@ ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs*
              "--forced-logits (use --split none)";
     return std::string();
   });
-  p.Check([a] {
-    if (a->n_best <= a->beam) return std::string();
+  p.Check([a] {  // without --beam: checked against the model's beam (ApplyModelDefaults)
+    if (!a->beam_given || a->n_best <= a->beam) return std::string();
     return "--n-best (" + std::to_string(a->n_best) + ") cannot exceed --beam (" + std::to_string(a->beam) + ")";
   });
   p.Check([a] {
@@ -598,6 +605,21 @@ ParseResult ParseTranslateArgs(int argc, const char* const* argv, TranslateArgs*
                                                   : std::string();
   });
   return p.Parse(argc, argv);
+}
+
+bool ApplyModelDefaults(const Model& model, TranslateArgs* a, std::string* error) {
+  const DecodingDefaults& d = model.decoding_defaults();
+  if (d.beam_size && !a->beam_given) a->beam = *d.beam_size;
+  if (d.max_length && !a->max_length_given) a->max_length = *d.max_length;
+  if (d.max_length_ratio && !a->max_length_ratio_given) a->max_length_ratio = *d.max_length_ratio;
+  if (d.max_length_offset && !a->max_length_offset_given) a->max_length_offset = *d.max_length_offset;
+  if (d.length_penalty && !a->length_penalty_given) a->length_penalty = *d.length_penalty;
+  if (a->n_best > a->beam) {
+    *error = "--n-best (" + std::to_string(a->n_best) + ") cannot exceed the beam (" + std::to_string(a->beam) +
+             (a->beam_given ? ")" : ", the model's default; give --beam)");
+    return false;
+  }
+  return true;
 }
 
 int TranslateMain(int argc, char** argv) {
@@ -610,6 +632,10 @@ int TranslateMain(int argc, char** argv) {
   if (!model.ok()) {
     std::fprintf(stderr, "mtlite translate: %s: %s\n", a.model.c_str(), model.status().ToString().c_str());
     return 1;
+  }
+  if (std::string error; !ApplyModelDefaults(*model.value(), &a, &error)) {
+    std::fprintf(stderr, "mtlite translate: %s\n", error.c_str());
+    return 2;
   }
   if (a.shortlist && !model.value()->has_shortlist()) {
     std::fprintf(stderr, "mtlite translate: %s has no shortlist section (add one with `mtlite shortlist`)\n",
@@ -640,7 +666,7 @@ int TranslateMain(int argc, char** argv) {
   lim.alignments = a.alignments || a.html;
   const bool text_mode = a.html || EffectiveSplit(a) != SplitMode::kNone;
   lim.max_text_bytes = text_mode ? a.max_text_bytes : 0;
-  if (second && second->config().positions_stored) {  // the chain's limits fit both models
+  if (second && second->config().positions == mtlite::PositionKind::kTable) {  // the chain's limits fit both models
     lim.max_target_tokens = std::min(lim.max_target_tokens, second->config().max_positions);
     lim.max_source_tokens = std::min(lim.max_source_tokens, second->config().max_positions);
   }

@@ -64,7 +64,7 @@ Status CheckLimits(const ModelConfig& c, const TranslatorLimits& l) {
                   "TranslatorLimits: max_batch * max_beam * max_target_tokens = " + std::to_string(cache_rows) +
                       " exceeds 2^31 - 1 (the decoder KV cache alone would need " +
                       std::to_string(cache_rows / (1LL << 30)) + " GiB per float of d_model)");
-  if (c.positions_stored) {
+  if (c.positions == PositionKind::kTable) {  // a stored table has max_positions rows
     if (l.max_source_tokens > c.max_positions)
       return Bad("max_source_tokens (model max_positions)", l.max_source_tokens, 1, c.max_positions);
     if (l.max_target_tokens > c.max_positions)
@@ -117,9 +117,10 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   };
   const int kTok = kPhaseTokenize, kEnc = kPhaseEncode, kKV = kPhaseCrossKV, kDec = kPhaseDecode,
             kFin = kPhaseFinish;
-  keep(kBufPosEncoder, "positions.encoder", c.positions_stored ? 0 : S * d * f);
-  keep(kBufPosDecoder, "positions.decoder", c.positions_stored ? 0 : T * d * f);
-  keep(kBufLayerOps, "layers.ops", CheckedSize(Transformer::NumOps(c)) * sizeof(Linear));
+  const bool stored = c.positions == PositionKind::kTable;  // else the sinusoid, computed at Create
+  keep(kBufPosEncoder, "positions.encoder", stored ? 0 : S * d * f);
+  keep(kBufPosDecoder, "positions.decoder", stored ? 0 : T * d * f);
+  keep(kBufLayerOps, "layers.ops", CheckedSize(Transformer::OpsBytes(c)));
   const CheckedSize events = !lim.profiling            ? CheckedSize(0)
                              : lim.profile_events > 0 ? CheckedSize(lim.profile_events)
                                                       : ProfileEventsFor(x.Le, x.Ld, x.T, x.threads);
@@ -171,7 +172,7 @@ Result<ArenaPlan> ArenaPlan::Make(const ModelData& md, const TranslatorLimits& l
   set(kBufLogits, "decoder.logits", R * (shortlist ? V8 : V) * f, kDec, kDec);
   // SSRU decoder layers keep no KV cache: one state row per slot and layer, in two generations
   // (a step reads its parents' states from the previous step's and writes its own)
-  const bool ssru = c.decoder_ssru;
+  const bool ssru = c.decoder_layer == DecoderLayerKind::kSsru;
   set(kBufKCache, "decoder.k_cache", ssru ? CheckedSize(0) : Ld * T * R * d * f, kDec, kDec);
   set(kBufVCache, "decoder.v_cache", ssru ? CheckedSize(0) : Ld * T * R * d * f, kDec, kDec);
   set(kBufSsruState, "decoder.ssru_state", ssru ? 2 * Ld * R * d * f : CheckedSize(0), kDec, kDec);

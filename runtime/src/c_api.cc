@@ -175,6 +175,18 @@ void mtlite_options_default(mtlite_options* o) {
         d.n_best, d.return_scores ? 1 : 0, d.return_alignments ? 1 : 0, d.alignment_layer, d.profile ? 1 : 0, nullptr, nullptr, d.use_shortlist ? 1 : 0};
 }
 
+void mtlite_options_from_model(const mtlite_model* model, mtlite_options* o) {
+  if (!o) return;
+  mtlite_options_default(o);
+  if (!model || !model->model) return;
+  const mtlite::TranslateOptions d = model->model->DefaultTranslateOptions();
+  o->beam_size = d.beam_size;
+  o->max_length = d.max_length;
+  o->max_length_ratio = d.max_length_ratio;
+  o->max_length_offset = d.max_length_offset;
+  o->length_penalty = d.length_penalty;
+}
+
 mtlite_status mtlite_model_load(const char* path, int verify, mtlite_model** out) {
   return Guarded([&]() -> mtlite_status {
     if (!path || !out) return Fail(MTLITE_INVALID_ARGUMENT, "null argument");

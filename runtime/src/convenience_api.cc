@@ -71,7 +71,7 @@ Status EncodeSource(const Model& model, std::string_view text, std::vector<int32
     if (s.code() == StatusCode::kOutOfRange && budget < text.size() * 64) continue;
     if (!s.ok()) return s;
     ids->resize(size_t(n));
-    if (n > 0) ids->push_back(md.config.eos_id);
+    if (n > 0 && md.config.source_eos) ids->push_back(md.config.eos_id);  // as the translator
     return Status::Ok();
   }
 }

@@ -88,46 +88,42 @@ void PrefetchKvRows(const float* k, const float* v, int d, const int32_t* anc, i
   }
 }
 
-// Embedding and every decoder layer for rows [r0, r1) of the step's n rows, with `ex`: the
-// translator's pool (one op at a time over all rows, large ops split inside) or, row-parallel,
-// a serial pool on one thread. Spans (lane 0) record the whole step's work, n rows.
-Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const int32_t* slots,
-                                  const int32_t* tokens, BeamHistory* history, int align_layer) {
-  const kernels::KernelTable& K = *ex.K;
-  Profiler* prof = rows.prof;
-  const Dims& x = dims_;
-  const int d = x.d, H = cfg_->decoder_heads, hd = d / H, R = x.R, W = x.W, T = x.T, n = rows.n;
-  const int r0 = rows.r0, m = rows.r1 - rows.r0;
-  if (m <= 0) return Status::Ok();
-  const float scaling = 1.0f / std::sqrt(float(hd));
-  const int smax = smax_;
-  {
-    Span embed(prof, Op::kDecoderEmbed);
-    PartTimer part(rows.parts, Op::kLinearPart, -1, rows.lane, m, d, 0);
-    for (int i = r0; i < rows.r1; ++i) {
-      Embed(md_->target_embed, tokens[i], t, pos_dec_, dx_ + size_t(i) * d);
-      history->Ancestors(t, slots[i], anc_ + size_t(i) * T);  // KV-cache rows of positions 0..t
-    }
-  }
-  const Act act = ToAct(cfg_->activation);
-  const int scores_stride = std::max(x.S, x.T) * x.Hmax;  // a task's scores: every head of a row
-  // this thread's rows of the scratch (sized for every row at the widest input: arena_plan.cc)
-  const LinearScratch sc{dec_scratch_.quantized + size_t(r0) * kernels::RoundUp(std::max(d, x.F_dec), 4),
-                         dec_scratch_.quant_scales + r0, dec_scratch_.staging};
-  const size_t cross_stride = size_t(x.B) * x.S * d;
-  const int tasks = std::max(1, std::min(ex.pool->threads(), m * H));
+// One step's rows [r0, r1) of its n on one thread (or all rows on the translator's pool) and
+// what every block needs of them: the shapes, the thread's scratch, the attention's task split,
+// and the linear layers over the same input (q, k, v; else one).
+struct Transformer::StepRows {
+  Transformer& tf;
+  const Exec& ex;
+  const Rows& rows;
+  const kernels::KernelTable& K;
+  Profiler* prof;
+  int d, H, hd, R, W, T, n, r0, r1, m, smax;
+  float scaling;
+  int scores_stride;  // a task's scores: every head of a row
+  LinearScratch sc;   // this thread's rows of the scratch (sized for every row at the widest input)
   // Attention runs a row's heads together (AttendHeads: the K/V rows read once, sequentially, for
   // all of them), in `groups` head groups per row when there are fewer rows than tasks. Batch 1
   // with the shortlist, per layer: base shape self-attention 5.2-5.4 -> 4.6-4.7 us, cross
   // 2.2-2.3 -> 2.0-2.3 us; tiny32k 1.5 -> 1.3 and 0.95 -> 0.7 us (one head at a time before).
-  const int groups = std::max(1, std::min(H, tasks / m)), units = m * groups;
-  float* const xr = dx_ + size_t(r0) * d;  // this thread's rows of the hidden state
-  // Linear layers over the same input (q, k, v; else one): over this thread's rows, or, in a team,
-  // each member quantizes its rows, then all compute their share of the output columns for all n
-  // rows (dec_scratch_ holds the n quantized rows; a barrier before and after). The span counts
-  // all n rows.
-  auto lins = [&](Span& span, int l, int count, Linear* const* Ls, const float* in, float* const* ys,
-                  const float* residual, Act a) -> Status {
+  int tasks, groups, units;
+  float* xr;  // this thread's rows of the hidden state
+
+  StepRows(Transformer& t, const Exec& e, const Rows& r)
+      : tf(t), ex(e), rows(r), K(*e.K), prof(r.prof), d(t.dims_.d), H(t.cfg_->decoder_heads), hd(d / H),
+        R(t.dims_.R), W(t.dims_.W), T(t.dims_.T), n(r.n), r0(r.r0), r1(r.r1), m(r.r1 - r.r0), smax(t.smax_),
+        scaling(1.0f / std::sqrt(float(hd))), scores_stride(std::max(t.dims_.S, t.dims_.T) * t.dims_.Hmax),
+        sc{t.dec_scratch_.quantized + size_t(r.r0) * kernels::RoundUp(std::max(d, t.dims_.F_dec), 4),
+           t.dec_scratch_.quant_scales + r.r0, t.dec_scratch_.staging},
+        tasks(std::max(1, std::min(e.pool->threads(), m * H))), groups(std::max(1, std::min(H, tasks / std::max(m, 1)))),
+        units(m * groups), xr(t.dx_ + size_t(r.r0) * d) {}
+
+  // Linear layers over the same input: over this thread's rows, or, in a team, each member
+  // quantizes its rows, then all compute their share of the output columns for all n rows
+  // (dec_scratch_ holds the n quantized rows; a barrier before and after). The span counts all n
+  // rows. A member that fails returns at once; DecoderStep then records its error and breaks the
+  // barrier, and the others return `aborted` from theirs.
+  Status Lins(Span& span, int l, int count, Linear* const* Ls, const float* in, float* const* ys,
+              const float* residual, Act a) {
     size_t bytes = 0;
     for (int c = 0; c < count; ++c) {
       const Linear& L = *Ls[c];
@@ -146,148 +142,226 @@ Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const
       }
       return Status::Ok();
     }
-    // A member that fails returns at once; DecoderStep then records its error and breaks the
-    // barrier, and the others return `aborted` from theirs.
     SpinBarrier& team = *rows.team;
     auto aborted = [] { return Status(StatusCode::kInternal, "another thread of the decoder step failed"); };
     for (int c = 0; c < count; ++c)
       if (ex.fault && ex.fault->Hit()) return Status(StatusCode::kInternal, "injected fault in a linear layer");
     PartTimer part(rows.parts, Op::kLinearPart, l, rows.lane, n, Ls[0]->out_features(), ki);
-    Ls[0]->QuantizeRows(ex, in, r0, rows.r1, dec_scratch_.quantized, dec_scratch_.quant_scales);
+    Ls[0]->QuantizeRows(ex, in, r0, r1, tf.dec_scratch_.quantized, tf.dec_scratch_.quant_scales);
     if (!team.Wait()) return aborted();
     for (int c = 0; c < count; ++c)
-      Ls[c]->RunColumns(ex, dec_scratch_.quantized, dec_scratch_.quant_scales, n, rows.member, team.members(), ys[c],
-                        residual, a);
+      Ls[c]->RunColumns(ex, tf.dec_scratch_.quantized, tf.dec_scratch_.quant_scales, n, rows.member, team.members(),
+                        ys[c], residual, a);
     if (!team.Wait()) return aborted();
     return Status::Ok();
-  };
-  auto lin = [&](Span& span, int l, Linear& L, const float* in, float* y, const float* residual, Act a) {
+  }
+  Status Lin(Span& span, int l, Linear& L, const float* in, float* y, const float* residual, Act a) {
     Linear* Ls[1] = {&L};
     float* ys[1] = {y};
-    return lins(span, l, 1, Ls, in, ys, residual, a);
-  };
-  for (int l = 0; l < x.Ld; ++l) {
-    Span layer(prof, Op::kDecoderLayer, l);
-    const DecoderLayerView& Wt = md_->decoder[size_t(l)];
-    size_t layer_bytes = 0;  // the weights this step reads (not the cross K/V projections)
-    for (int i : {0, 1, 2, 3, 4, 7, 8, 9}) layer_bytes += dec(l, i).weight_bytes();
-    const bool prefetch_kv = layer_bytes >= kKvPrefetchLayerBytes;
-    float* kc = kcache_ ? kcache_ + size_t(l) * T * R * d : nullptr;
-    float* vc = vcache_ ? vcache_ + size_t(l) * T * R * d : nullptr;
-    if (cfg_->decoder_ssru) {  // --- Marian's SSRU cell over the parent's state (positions 0..t-1) ---
-      {
-        Span proj(prof, Op::kDecSelfAttnQKV, l);
-        Linear* Ls[2] = {&dec(l, 0), &dec(l, 1)};
-        float* ys[2] = {dq_, dk_};  // x W^T, x Wf^T + bf
-        MTLITE_RETURN_IF_ERROR(lins(proj, l, 2, Ls, dx_, ys, nullptr, Act::kNone));
-      }
-      Span cell(prof, Op::kDecSelfAttnCore, l);
-      cell.Work(uint64_t(n) * uint64_t(d) * 2 * sizeof(float), uint64_t(n) * uint64_t(d) * 4, n, 1, d);
-      PartTimer part(rows.parts, Op::kAttentionPart, l, rows.lane, m, 1, d);
-      SsruCell(l, t, rows.r0, rows.r1, slots);
-    } else {
-      {  // --- causal self-attention over this row's own history (positions 0..t) ---
-        if (prefetch_kv) PrefetchKvRows(kc, vc, d, anc_, T, r0, rows.r1, t);
-        Span qkv(prof, Op::kDecSelfAttnQKV, l);
-        Linear* Ls[3] = {&dec(l, 0), &dec(l, 1), &dec(l, 2)};
-        float* ys[3] = {dq_, dk_, dv_};
-        MTLITE_RETURN_IF_ERROR(lins(qkv, l, 3, Ls, dx_, ys, nullptr, Act::kNone));
-      }
-      {
-        Span attention(prof, Op::kDecSelfAttnCore, l);
-        const uint64_t keys = uint64_t(n) * uint64_t(t + 1);
-        attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, n, t + 1, hd);
-        PartTimer part(rows.parts, Op::kAttentionPart, l, rows.lane, m, t + 1, hd);
-        for (int i = r0; i < rows.r1; ++i) {  // this step's K/V, written once at cache row t*R + slot
-          const size_t row = size_t(t) * R + size_t(slots[i]);
-          std::memcpy(kc + row * d, dk_ + size_t(i) * d, sizeof(float) * d);
-          std::memcpy(vc + row * d, dv_ + size_t(i) * d, sizeof(float) * d);
-        }
-        ex.pool->ParallelFor(tasks, [&](int task, int thread) {
-          const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
-          float* scores = scores_ + size_t(rows.lane + task) * scores_stride;
-          for (int u = task; u < units; u += tasks) {
-            const int i = r0 + u / groups, g = u % groups, h = g * H / groups, nh = (g + 1) * H / groups - h;
-            // keys beyond t do not exist yet: causal by construction
-            AttendHeads(K, dq_ + size_t(i) * d + h * hd, kc + h * hd, vc + h * hd, d, anc_ + size_t(i) * T, t + 1, hd,
-                        nh, scaling, nullptr, scores, dctx_ + size_t(i) * d + h * hd);
-          }
-          if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), n, t + 1, hd);
-        });
-      }
-      {
-        Span out(prof, Op::kDecSelfAttnOut, l);
-        MTLITE_RETURN_IF_ERROR(lin(out, l, dec(l, 3), dctx_, dx_, dx_, Act::kNone));
-      }
-    }
-    Norm(prof, Op::kDecSelfAttnNorm, l, xr, m, Wt.self_attn_ln);
-    // --- cross-attention over the source (its padding never enters), never causal ---
-    const float* ckl = ck_ + size_t(l) * cross_stride;
-    const float* cvl = cv_ + size_t(l) * cross_stride;
-    if (prefetch_kv) {  // the source rows of this thread's sentences (rows are grouped by sentence)
-      const int b0 = slots[r0] / W, b1 = slots[rows.r1 - 1] / W;
-      const int first = off_[b0], end = off_[b1] + len_[b1];
-      if (end > first) PrefetchKv(ckl + size_t(first) * d, cvl + size_t(first) * d, size_t(end - first) * d);
-    }
-    {
-      Span q(prof, Op::kCrossAttnQ, l);
-      MTLITE_RETURN_IF_ERROR(lin(q, l, dec(l, 4), dx_, dq_, nullptr, Act::kNone));
-    }
-    {
-      Span attention(prof, Op::kCrossAttnCore, l);
-      uint64_t keys = 0;
-      for (int i = 0; i < n; ++i) keys += uint64_t(len_[slots[i] / W]);
-      attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, n, smax, hd);
-      PartTimer part(rows.parts, Op::kAttentionPart, l, rows.lane, m, smax, hd);
-      ex.pool->ParallelFor(tasks, [&](int task, int thread) {
-        const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
-        float* scores = scores_ + size_t(rows.lane + task) * scores_stride;
-        for (int u = task; u < units; u += tasks) {
-          const int i = r0 + u / groups, g = u % groups, h = g * H / groups, nh = (g + 1) * H / groups - h;
-          const int b = slots[i] / W;
-          float* c = dctx_ + size_t(i) * d + h * hd;
-          if (len_[b] == 0) {  // no source token: every key masked, the context is zero
-            std::memset(c, 0, sizeof(float) * size_t(nh) * hd);
-            continue;
-          }
-          const size_t first = size_t(off_[b]) * d + size_t(h) * hd;
-          AttendHeads(K, dq_ + size_t(i) * d + h * hd, ckl + first, cvl + first, d, nullptr, len_[b], hd, nh, scaling,
-                      nullptr, scores, c);
-        }
-        if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), n, smax, hd);
-      });
-      if (l == align_layer) {
-        // Mean over heads of the attention probabilities (recomputed on this thread, cheap); zero
-        // on the columns beyond the sentence's own source tokens.
-        float* scores = scores_ + size_t(rows.lane) * scores_stride;
-        for (int i = r0; i < rows.r1; ++i) {
-          const int b = slots[i] / W;
-          float* al = history->align_row(t, slots[i]);
-          std::memset(al, 0, sizeof(float) * x.S);
-          const size_t first = size_t(off_[b]) * d;
-          for (int h = 0; h < H && len_[b] > 0; ++h) {
-            AttentionProbs(K, dq_ + size_t(i) * d + h * hd, ckl + first + size_t(h) * hd, d, len_[b], hd, scaling,
-                           nullptr, scores);
-            for (int j = 0; j < len_[b]; ++j) al[j] += scores[j] / float(H);
-          }
-        }
-      }
-    }
-    {
-      Span out(prof, Op::kCrossAttnOut, l);
-      MTLITE_RETURN_IF_ERROR(lin(out, l, dec(l, 7), dctx_, dx_, dx_, Act::kNone));
-    }
-    Norm(prof, Op::kCrossAttnNorm, l, xr, m, Wt.cross_attn_ln);
-    {  // --- FFN ---
-      Span fc1(prof, Op::kDecFfn1, l);
-      MTLITE_RETURN_IF_ERROR(lin(fc1, l, dec(l, 8), dx_, dffn_, nullptr, act));
-    }
-    {
-      Span fc2(prof, Op::kDecFfn2, l);
-      MTLITE_RETURN_IF_ERROR(lin(fc2, l, dec(l, 9), dffn_, dx_, dx_, Act::kNone));
-    }
-    Norm(prof, Op::kDecFfnNorm, l, xr, m, Wt.final_ln);
+    return Lins(span, l, 1, Ls, in, ys, residual, a);
   }
+  // A block's input (Transformer::BlockInput) over this thread's rows, as a buffer of all rows:
+  // the hidden state, or (pre-norm) `scratch` with LN(x) in this thread's rows.
+  const float* Input(Op op, int l, const LayerNormView& ln, float* scratch) {
+    return tf.BlockInput(prof, op, l, xr, m, ln, scratch + size_t(r0) * d) - size_t(r0) * d;
+  }
+  void Output(Op op, int l, const LayerNormView& ln) { tf.BlockOutput(prof, op, l, xr, m, ln); }
+};
+
+// Embedding, every decoder layer's blocks and the final norm for rows [r0, r1) of the step's n
+// rows, with `ex`: the translator's pool (one op at a time over all rows, large ops split inside)
+// or, row-parallel, a serial pool on one thread. Spans (lane 0) record the whole step's work, n rows.
+Status Transformer::DecoderLayers(const Exec& ex, const Rows& rows, int t, const int32_t* slots,
+                                  const int32_t* tokens, BeamHistory* history, int align_layer) {
+  if (rows.r1 - rows.r0 <= 0) return Status::Ok();
+  StepRows s(*this, ex, rows);
+  {
+    Span embed(s.prof, Op::kDecoderEmbed);
+    PartTimer part(rows.parts, Op::kLinearPart, -1, rows.lane, s.m, s.d, 0);
+    for (int i = s.r0; i < s.r1; ++i) {
+      Embed(md_->target_embed, tokens[i], t, pos_dec_, dx_ + size_t(i) * s.d);
+      history->Ancestors(t, slots[i], anc_ + size_t(i) * s.T);  // KV-cache rows of positions 0..t
+    }
+  }
+  for (int l = 0; l < dims_.Ld; ++l) {
+    Span layer(s.prof, Op::kDecoderLayer, l);
+    const DecoderLayerOps& L = dec_ops_[l];
+    // the weights this step reads (not the cross K/V projections)
+    const size_t layer_bytes = L.self_attn.q.weight_bytes() + L.self_attn.k.weight_bytes() +
+                               L.self_attn.v.weight_bytes() + L.self_attn.o.weight_bytes() +
+                               L.ssru.w.weight_bytes() + L.ssru.wf.weight_bytes() + L.cross_attn.q.weight_bytes() +
+                               L.cross_attn.o.weight_bytes() + L.ffn.fc1.weight_bytes() + L.ffn.fc2.weight_bytes();
+    const bool prefetch_kv = layer_bytes >= kKvPrefetchLayerBytes;
+    switch (cfg_->decoder_layer) {
+      case DecoderLayerKind::kSelfAttention: MTLITE_RETURN_IF_ERROR(DecSelfAttention(s, l, t, slots, prefetch_kv)); break;
+      case DecoderLayerKind::kSsru: MTLITE_RETURN_IF_ERROR(DecSsru(s, l, t, slots)); break;
+    }
+    MTLITE_RETURN_IF_ERROR(DecCrossAttention(s, l, t, slots, history, align_layer, prefetch_kv));
+    MTLITE_RETURN_IF_ERROR(DecFfn(s, l));
+    // the stack's final norm, profiled as a second FFN norm of the last layer
+    if (l + 1 == dims_.Ld && cfg_->decoder_final_norm)
+      Norm(s.prof, Op::kDecFfnNorm, l, s.xr, s.m, md_->decoder_final_ln, s.xr);
+  }
+  return Status::Ok();
+}
+
+// Causal self-attention over each row's own history (positions 0..t): this step's K/V written
+// once at cache row t*R + slot, the keys beyond t do not exist yet. Pre-norm: its input LN(x) in
+// the context buffer, which the attention then overwrites.
+Status Transformer::DecSelfAttention(StepRows& s, int l, int t, const int32_t* slots, bool prefetch_kv) {
+  Profiler* prof = s.prof;
+  const int d = s.d, hd = s.hd, T = s.T, R = s.R, n = s.n, r0 = s.r0, H = s.H;
+  const AttentionView& W = md_->decoder[size_t(l)].self_attn;
+  AttentionOps& L = dec_ops_[l].self_attn;
+  float* kc = kcache_ + size_t(l) * T * R * d;
+  float* vc = vcache_ + size_t(l) * T * R * d;
+  const float* in = s.Input(Op::kDecSelfAttnNorm, l, W.ln, dctx_);
+  {
+    if (prefetch_kv) PrefetchKvRows(kc, vc, d, anc_, T, r0, s.r1, t);
+    Span qkv(prof, Op::kDecSelfAttnQKV, l);
+    Linear* Ls[3] = {&L.q, &L.k, &L.v};
+    float* ys[3] = {dq_, dk_, dv_};
+    MTLITE_RETURN_IF_ERROR(s.Lins(qkv, l, 3, Ls, in, ys, nullptr, Act::kNone));
+  }
+  {
+    Span attention(prof, Op::kDecSelfAttnCore, l);
+    const uint64_t keys = uint64_t(n) * uint64_t(t + 1);
+    attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, n, t + 1, hd);
+    PartTimer part(s.rows.parts, Op::kAttentionPart, l, s.rows.lane, s.m, t + 1, hd);
+    for (int i = r0; i < s.r1; ++i) {
+      const size_t row = size_t(t) * R + size_t(slots[i]);
+      std::memcpy(kc + row * d, dk_ + size_t(i) * d, sizeof(float) * d);
+      std::memcpy(vc + row * d, dv_ + size_t(i) * d, sizeof(float) * d);
+    }
+    const int groups = s.groups, units = s.units, tasks = s.tasks;
+    s.ex.pool->ParallelFor(tasks, [&](int task, int thread) {
+      const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
+      float* scores = scores_ + size_t(s.rows.lane + task) * s.scores_stride;
+      for (int u = task; u < units; u += tasks) {
+        const int i = r0 + u / groups, g = u % groups, h = g * H / groups, nh = (g + 1) * H / groups - h;
+        AttendHeads(s.K, dq_ + size_t(i) * d + h * hd, kc + h * hd, vc + h * hd, d, anc_ + size_t(i) * T, t + 1, hd,
+                    nh, s.scaling, nullptr, scores, dctx_ + size_t(i) * d + h * hd);
+      }
+      if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), n, t + 1, hd);
+    });
+  }
+  {
+    Span out(prof, Op::kDecSelfAttnOut, l);
+    MTLITE_RETURN_IF_ERROR(s.Lin(out, l, L.o, dctx_, dx_, dx_, Act::kNone));
+  }
+  s.Output(Op::kDecSelfAttnNorm, l, W.ln);
+  return Status::Ok();
+}
+
+// Marian's SSRU cell over the parent's state (positions 0..t-1), in the self-attention's spans.
+Status Transformer::DecSsru(StepRows& s, int l, int t, const int32_t* slots) {
+  Profiler* prof = s.prof;
+  const int d = s.d, n = s.n;
+  const SsruView& W = md_->decoder[size_t(l)].ssru;
+  SsruOps& L = dec_ops_[l].ssru;
+  const float* in = s.Input(Op::kDecSelfAttnNorm, l, W.ln, dctx_);
+  {
+    Span proj(prof, Op::kDecSelfAttnQKV, l);
+    Linear* Ls[2] = {&L.w, &L.wf};
+    float* ys[2] = {dq_, dk_};  // x W^T, x Wf^T + bf
+    MTLITE_RETURN_IF_ERROR(s.Lins(proj, l, 2, Ls, in, ys, nullptr, Act::kNone));
+  }
+  {
+    Span cell(prof, Op::kDecSelfAttnCore, l);
+    cell.Work(uint64_t(n) * uint64_t(d) * 2 * sizeof(float), uint64_t(n) * uint64_t(d) * 4, n, 1, d);
+    PartTimer part(s.rows.parts, Op::kAttentionPart, l, s.rows.lane, s.m, 1, d);
+    SsruCell(l, t, s.r0, s.r1, slots);
+  }
+  s.Output(Op::kDecSelfAttnNorm, l, W.ln);
+  return Status::Ok();
+}
+
+// Cross-attention over the source (its padding never enters), never causal; with align_layer ==
+// l, the mean over heads of its probabilities goes to the history. Pre-norm: its input LN(x) in
+// the context buffer, which the attention then overwrites.
+Status Transformer::DecCrossAttention(StepRows& s, int l, int t, const int32_t* slots, BeamHistory* history,
+                                      int align_layer, bool prefetch_kv) {
+  Profiler* prof = s.prof;
+  const Dims& x = dims_;
+  const int d = s.d, hd = s.hd, n = s.n, r0 = s.r0, H = s.H, W = s.W, smax = s.smax;
+  const AttentionView& Wt = md_->decoder[size_t(l)].cross_attn;
+  AttentionOps& L = dec_ops_[l].cross_attn;
+  const size_t cross_stride = size_t(x.B) * x.S * d;
+  const float* ckl = ck_ + size_t(l) * cross_stride;
+  const float* cvl = cv_ + size_t(l) * cross_stride;
+  const float* in = s.Input(Op::kCrossAttnNorm, l, Wt.ln, dctx_);
+  if (prefetch_kv) {  // the source rows of this thread's sentences (rows are grouped by sentence)
+    const int b0 = slots[r0] / W, b1 = slots[s.r1 - 1] / W;
+    const int first = off_[b0], end = off_[b1] + len_[b1];
+    if (end > first) PrefetchKv(ckl + size_t(first) * d, cvl + size_t(first) * d, size_t(end - first) * d);
+  }
+  {
+    Span q(prof, Op::kCrossAttnQ, l);
+    MTLITE_RETURN_IF_ERROR(s.Lin(q, l, L.q, in, dq_, nullptr, Act::kNone));
+  }
+  {
+    Span attention(prof, Op::kCrossAttnCore, l);
+    uint64_t keys = 0;
+    for (int i = 0; i < n; ++i) keys += uint64_t(len_[slots[i] / W]);
+    attention.Work(keys * uint64_t(d) * 2 * sizeof(float), keys * uint64_t(d) * 2, n, smax, hd);
+    PartTimer part(s.rows.parts, Op::kAttentionPart, l, s.rows.lane, s.m, smax, hd);
+    const int groups = s.groups, units = s.units, tasks = s.tasks;
+    s.ex.pool->ParallelFor(tasks, [&](int task, int thread) {
+      const uint64_t t0 = prof && thread > 0 ? prof->Now() : 0;
+      float* scores = scores_ + size_t(s.rows.lane + task) * s.scores_stride;
+      for (int u = task; u < units; u += tasks) {
+        const int i = r0 + u / groups, g = u % groups, h = g * H / groups, nh = (g + 1) * H / groups - h;
+        const int b = slots[i] / W;
+        float* c = dctx_ + size_t(i) * d + h * hd;
+        if (len_[b] == 0) {  // no source token: every key masked, the context is zero
+          std::memset(c, 0, sizeof(float) * size_t(nh) * hd);
+          continue;
+        }
+        const size_t first = size_t(off_[b]) * d + size_t(h) * hd;
+        AttendHeads(s.K, dq_ + size_t(i) * d + h * hd, ckl + first, cvl + first, d, nullptr, len_[b], hd, nh,
+                    s.scaling, nullptr, scores, c);
+      }
+      if (prof && thread > 0) prof->Part(Op::kAttentionPart, l, thread, t0, prof->Now(), n, smax, hd);
+    });
+    if (l == align_layer) {
+      // Mean over heads of the attention probabilities (recomputed on this thread, cheap); zero
+      // on the columns beyond the sentence's own source tokens.
+      float* scores = scores_ + size_t(s.rows.lane) * s.scores_stride;
+      for (int i = r0; i < s.r1; ++i) {
+        const int b = slots[i] / W;
+        float* al = history->align_row(t, slots[i]);
+        std::memset(al, 0, sizeof(float) * x.S);
+        const size_t first = size_t(off_[b]) * d;
+        for (int h = 0; h < H && len_[b] > 0; ++h) {
+          AttentionProbs(s.K, dq_ + size_t(i) * d + h * hd, ckl + first + size_t(h) * hd, d, len_[b], hd, s.scaling,
+                         nullptr, scores);
+          for (int j = 0; j < len_[b]; ++j) al[j] += scores[j] / float(H);
+        }
+      }
+    }
+  }
+  {
+    Span out(prof, Op::kCrossAttnOut, l);
+    MTLITE_RETURN_IF_ERROR(s.Lin(out, l, L.o, dctx_, dx_, dx_, Act::kNone));
+  }
+  s.Output(Op::kCrossAttnNorm, l, Wt.ln);
+  return Status::Ok();
+}
+
+// The FFN block. Pre-norm: its input LN(x) in the q buffer (free after the cross-attention).
+Status Transformer::DecFfn(StepRows& s, int l) {
+  const FfnView& W = md_->decoder[size_t(l)].ffn;
+  FfnOps& L = dec_ops_[l].ffn;
+  const float* in = s.Input(Op::kDecFfnNorm, l, W.ln, dq_);
+  {
+    Span fc1(s.prof, Op::kDecFfn1, l);
+    MTLITE_RETURN_IF_ERROR(s.Lin(fc1, l, L.fc1, in, dffn_, nullptr, ToAct(cfg_->activation)));
+  }
+  {
+    Span fc2(s.prof, Op::kDecFfn2, l);
+    MTLITE_RETURN_IF_ERROR(s.Lin(fc2, l, L.fc2, dffn_, dx_, dx_, Act::kNone));
+  }
+  s.Output(Op::kDecFfnNorm, l, W.ln);
   return Status::Ok();
 }
 
@@ -328,9 +402,6 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
   const Dims& x = dims_;
   const int d = x.d, threads = exec_.pool->threads();
   if (dec_int8_ && threads > 1 && n >= kRowParallelMinRows * threads) {
-    std::atomic<int> failed{-1};
-    Status error;
-    uint64_t lane0_end = 0;
     int bounds[ThreadPool::kMaxThreads + 1];
     dec_rows_.Split(n, threads, bounds);  // by the threads' measured speeds
     // a team (above) when the threads' rows are fewer than the GEMM's panel, and every thread has
@@ -341,31 +412,11 @@ Status Transformer::DecoderStep(int t, int n, const int32_t* slots, const int32_
     team.Reset(threads);
     const bool split = column_split_ > 0 || (column_split_ == 0 && fewest < exec_.K->gemm_panel_rows);
     SpinBarrier* const tm = split && fewest > 0 ? &team : nullptr;
-    const uint64_t fork = kernels::SteadyNs(), fork_ticks = prof ? prof->Now() : 0;
-    // Task 0's runner records the lane-0 spans, whichever thread it is: the calling thread
-    // touches the profiler only after ParallelFor returns (which orders the two), then adds the
-    // wait from the end of task 0 to the join; task 0's runner first records the wait from the
-    // fork to its start (waking the workers; longer when the caller ran late on a busy CPU and a
-    // worker took task 0). Workers add their trace parts.
-    exec_.pool->ParallelFor(threads, [&](int task, int thread) {
-      if (task == 0 && prof) prof->Join(Op::kDecoderJoin, fork_ticks);
-      const Rows rows{bounds[task], bounds[task + 1], n, thread, task == 0 ? prof : nullptr,
-                      task > 0 && thread > 0 ? prof : nullptr, tm, task};
-      Exec ex = exec_;
-      ex.pool = &serial_;
-      ex.prof = rows.prof;
-      Status s = DecoderLayers(ex, rows, t, slots, tokens, history, align_layer);
-      if (!s.ok()) {
-        int none = -1;
-        if (failed.compare_exchange_strong(none, task)) error = std::move(s);
-        // after the record: the members it releases return `aborted`, which never comes first
-        if (tm) tm->Break();
-      }
-      dec_rows_.Record(task, thread, rows.r1 - rows.r0, kernels::SteadyNs() - fork);
-      if (rows.prof) lane0_end = rows.prof->Now();
-    });
-    if (failed.load() >= 0) return error;
-    if (prof) prof->Join(Op::kDecoderJoin, lane0_end);
+    MTLITE_RETURN_IF_ERROR(ForkJoin(threads, Op::kDecoderJoin, &dec_rows_, tm, [&](const Task& w, int* done) {
+      const Rows rows{bounds[w.task], bounds[w.task + 1], n, w.thread, w.ex.prof, w.parts, tm, w.task};
+      *done = rows.r1 - rows.r0;
+      return DecoderLayers(w.ex, rows, t, slots, tokens, history, align_layer);
+    }));
   } else {
     MTLITE_RETURN_IF_ERROR(DecoderLayers(exec_, Rows{0, n, n, 0, prof, nullptr}, t, slots, tokens, history, align_layer));
   }

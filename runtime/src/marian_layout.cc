@@ -106,6 +106,57 @@ bool IsMarianSinusoid(const float* table, int positions, int d, float tolerance)
   return true;
 }
 
+// Fairseq's sinusoid (HF M2M100SinusoidalPositionalEmbedding.get_embedding, CTranslate2's
+// SinusoidalPositionEncoder): h = d/2 frequencies f_j = exp(j * -(ln(10000) / (h - 1))), then
+// [sin(p f_j)] ++ [cos(p f_j)] (++ a zero for odd d), every product and function in float, as
+// torch and CTranslate2 compute them. M2M100 takes ln(10000) / (h - 1) in double (Python), CTranslate2
+// in float.
+static void FairseqSinusoidRow(int pos, int d, bool float_log, float* row) {
+  const int h = d / 2;
+  const float step = float_log ? std::log(10000.0f) / float(h - 1) : float(std::log(10000.0) / double(h - 1));
+  for (int j = 0; j < h; ++j) {
+    const float f = std::exp(float(j) * -step);
+    const float angle = float(pos) * f;
+    row[j] = std::sin(angle);
+    row[h + j] = std::cos(angle);
+  }
+  if (d % 2) row[d - 1] = 0.0f;
+}
+
+bool SinusoidRow(PositionKind kind, int index, int d, int pad_id, float* row) {
+  switch (kind) {
+    case PositionKind::kSinusoidMarian: MarianSinusoidRow(index, d, row); return true;
+    case PositionKind::kSinusoidM2M100: FairseqSinusoidRow(index + pad_id + 1, d, false, row); return true;
+    case PositionKind::kSinusoidCT2: FairseqSinusoidRow(index + 1, d, true, row); return true;
+    case PositionKind::kTable: break;
+  }
+  return false;
+}
+
+bool Sinusoid(PositionKind kind, int rows, int d, int pad_id, float* out) {
+  for (int i = 0; i < rows; ++i)
+    if (!SinusoidRow(kind, i, d, pad_id, out + size_t(i) * size_t(d))) return false;
+  return true;
+}
+
+bool IsSinusoid(PositionKind kind, const float* table, int rows, int d, int pad_id, float tolerance) {
+  std::vector<float> want(static_cast<size_t>(d));
+  const bool in_float = kind == PositionKind::kSinusoidM2M100 || kind == PositionKind::kSinusoidCT2;
+  for (int i = 0; i < rows; ++i) {
+    if (!SinusoidRow(kind, i, d, pad_id, want.data())) return false;
+    // The float kinds' angles p * f_j differ by an ulp of exp (or of the product) between libms:
+    // up to 2 * 2^-23 * p, on top of the tolerance.
+    const float row_tolerance =
+        in_float ? tolerance + 2.0f * 1.1920929e-7f * float(i + (kind == PositionKind::kSinusoidM2M100 ? pad_id + 1 : 1))
+                 : tolerance;
+    const float* got = table + size_t(i) * size_t(d);
+    for (int j = 0; j < d; ++j) {
+      if (!(std::fabs(want[size_t(j)] - got[j]) <= row_tolerance)) return false;  // NaN: not the sinusoid
+    }
+  }
+  return true;
+}
+
 // ---- half precision -------------------------------------------------------------------------
 
 uint16_t F32ToF16(float f) {

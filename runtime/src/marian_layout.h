@@ -27,7 +27,12 @@ inline constexpr uint32_t kFormatVersionRowOrder = 2;
 inline constexpr uint32_t kFormatVersionSsru = 3;
 // Version 4: Config.search Marian (older files stay version 1 to 3).
 inline constexpr uint32_t kFormatVersionMarianSearch = 4;
-inline constexpr uint32_t kFormatVersion = kFormatVersionMarianSearch;  // the newest this code reads
+// Version 5: Config.norm Pre, a final norm, or position_kind SinusoidalM2M100 / SinusoidalCT2.
+inline constexpr uint32_t kFormatVersionLayers = 5;
+// Version 5 too: a SentencePiece model of type BPE (SentencePieceModel.model_type), which an
+// older reader would cut into pieces as a unigram model.
+inline constexpr uint32_t kFormatVersionBpeTokenizer = 5;
+inline constexpr uint32_t kFormatVersion = kFormatVersionLayers;  // the newest this code reads
 inline constexpr uint64_t kDataAlignment = 64; // file offset alignment of every data buffer
 
 // ---- HF MarianMT tensor names ---------------------------------------------------------------
@@ -38,6 +43,10 @@ inline constexpr char kOutputProjection[] = "lm_head.weight";
 inline constexpr char kFinalLogitsBias[] = "final_logits_bias";
 inline constexpr char kEncoderPositions[] = "model.encoder.embed_positions.weight";
 inline constexpr char kDecoderPositions[] = "model.decoder.embed_positions.weight";
+// The layer norms after the last layer of each stack (Config.encoder_final_norm /
+// decoder_final_norm; HF M2M100 and MBart names), + kWeight / kBias.
+inline constexpr char kEncoderFinalNorm[] = "model.encoder.layer_norm";
+inline constexpr char kDecoderFinalNorm[] = "model.decoder.layer_norm";
 
 // Within a layer (appended to LayerPrefix): attention blocks, their projections, norms, FFN.
 inline constexpr char kSelfAttention[] = ".self_attn";
@@ -73,6 +82,18 @@ std::vector<float> MarianSinusoidTable(int positions, int d);
 inline constexpr float kSinusoidTolerance = 1e-5f;
 // True when table[positions x d] equals MarianSinusoid within `tolerance` everywhere.
 bool IsMarianSinusoid(const float* table, int positions, int d, float tolerance = kSinusoidTolerance);
+
+// ---- the sinusoids of every PositionKind (schema/mtlite.fbs gives the formulas) -----------------
+// Row `index` (the token's index in its sentence) of kind's sinusoid: d floats. kSinusoidM2M100
+// is at position index + pad_id + 1 (HF M2M100's padding offset), kSinusoidCT2 at index + 1; both
+// in float arithmetic, as torch and CTranslate2 compute them (d >= 4; CTranslate2: d even).
+// False for kTable, which has no formula. Neither allocates.
+bool SinusoidRow(PositionKind kind, int index, int d, int pad_id, float* row);
+bool Sinusoid(PositionKind kind, int rows, int d, int pad_id, float* out);
+// True when table[rows x d] equals kind's sinusoid within `tolerance` everywhere (the float kinds:
+// plus 2 float ulps of row i's largest angle, what one ulp of exp moves it by between libms).
+bool IsSinusoid(PositionKind kind, const float* table, int rows, int d, int pad_id,
+                float tolerance = kSinusoidTolerance);
 
 // ---- binary16 / bfloat16 <-> binary32 (bit exact, round to nearest even) --------------------
 inline float BitsToF32(uint32_t bits) {

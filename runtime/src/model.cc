@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "kernels.h"
+#include "platform.h"
 #include "marian_layout.h"
 #include "model_data.h"
 #include "model_internal.h"
@@ -28,6 +29,7 @@
 #include "mtlite/mtlite.hpp"
 #include "mtlite_generated.h"
 #include "status_macros.h"
+#include "translator_bounds.h"
 
 namespace mtlite {
 namespace {
@@ -81,6 +83,7 @@ class Loader : public detail::LoaderBase {
     MTLITE_RETURN_IF_ERROR(BindTokenizer());
     MTLITE_RETURN_IF_ERROR(BindShortlist());
     BindMetadata();
+    MTLITE_RETURN_IF_ERROR(BindDecodingDefaults());
     md_->checks.Bind(checks_, num_checks_);
     return CheckNoOverlap();
   }
@@ -121,11 +124,7 @@ class Loader : public detail::LoaderBase {
     const fb::Config* c = root_->config();
     if (!c) return Invalid("config table missing");
     MTLITE_RETURN_IF_ERROR(detail::LoadConfig(*c, caller_storage_, &md_->config));
-    if (md_->config.marian_search && root_->format_version() < layout::kFormatVersionMarianSearch) {
-      return Invalid("config.search Marian needs format_version " + std::to_string(layout::kFormatVersionMarianSearch) +
-                     " (the file says " + std::to_string(root_->format_version()) + ")");
-    }
-    return Status::Ok();
+    return detail::CheckFormatVersion(md_->config, root_->format_version());
   }
 
   // ---- data buffers ------------------------------------------------------------------------
@@ -300,35 +299,29 @@ class Loader : public detail::LoaderBase {
   }
 
   // Attention block `block` (kSelfAttention / kCrossAttention) of a layer and its layer norm.
-  Status Attention(const Name& layer, const char* block, const char* norm, detail::AttentionView* a,
-                   detail::LayerNormView* ln) {
+  Status Attention(const Name& layer, const char* block, const char* norm, detail::AttentionView* a) {
     const int d = md_->config.d_model;
     detail::WeightView* w[4] = {&a->q, &a->k, &a->v, &a->o};
     detail::VectorView* b[4] = {&a->q_bias, &a->k_bias, &a->v_bias, &a->o_bias};
     for (int i = 0; i < 4; ++i) {
       MTLITE_RETURN_IF_ERROR(Linear(layer + block + layout::kAttentionProjections[i], d, d, w[i], b[i]));
     }
-    return LayerNorm(layer + norm, ln);
+    return LayerNorm(layer + norm, &a->ln);
   }
 
-  // An SSRU decoder layer: W (no bias), Wf and bf, and its norm (in self_attn_ln).
-  Status Ssru(const Name& layer, detail::DecoderLayerView* l) {
+  // An SSRU block: W (no bias), Wf and bf, and its norm.
+  Status Ssru(const Name& layer, detail::SsruView* s) {
     const int d = md_->config.d_model;
-    if (root_->format_version() < layout::kFormatVersionSsru) {
-      return Invalid("config.decoder_layer_kind SSRU needs format_version " + std::to_string(layout::kFormatVersionSsru) +
-                     " (the file says " + std::to_string(root_->format_version()) + ")");
-    }
-    MTLITE_RETURN_IF_ERROR(Weight(layer + layout::kSsruInProj + layout::kWeight, d, d, &l->ssru_w));
-    MTLITE_RETURN_IF_ERROR(Linear(layer + layout::kSsruForgetProj, d, d, &l->ssru_wf, &l->ssru_bf));
-    return LayerNorm(layer + layout::kSsruNorm, &l->self_attn_ln);
+    MTLITE_RETURN_IF_ERROR(Weight(layer + layout::kSsruInProj + layout::kWeight, d, d, &s->w));
+    MTLITE_RETURN_IF_ERROR(Linear(layer + layout::kSsruForgetProj, d, d, &s->wf, &s->bf));
+    return LayerNorm(layer + layout::kSsruNorm, &s->ln);
   }
 
-  template <class LayerView>
-  Status Ffn(const Name& layer, int ffn, LayerView* l) {
+  Status Ffn(const Name& layer, int ffn, detail::FfnView* f) {
     const int d = md_->config.d_model;
-    MTLITE_RETURN_IF_ERROR(Linear(layer + layout::kFc1, ffn, d, &l->fc1, &l->fc1_bias));
-    MTLITE_RETURN_IF_ERROR(Linear(layer + layout::kFc2, d, ffn, &l->fc2, &l->fc2_bias));
-    return LayerNorm(layer + layout::kFinalNorm, &l->final_ln);
+    MTLITE_RETURN_IF_ERROR(Linear(layer + layout::kFc1, ffn, d, &f->fc1, &f->fc1_bias));
+    MTLITE_RETURN_IF_ERROR(Linear(layer + layout::kFc2, d, ffn, &f->fc2, &f->fc2_bias));
+    return LayerNorm(layer + layout::kFinalNorm, &f->ln);
   }
 
   Status BindWeights() {
@@ -354,7 +347,9 @@ class Loader : public detail::LoaderBase {
     }
     md_->encoder_positions = {};
     md_->decoder_positions = {};
-    if (c.positions_stored) {
+    md_->encoder_final_ln = {};
+    md_->decoder_final_ln = {};
+    if (c.positions == PositionKind::kTable) {
       component_ = {Part::kPositions};
       MTLITE_RETURN_IF_ERROR(Vector(layout::kEncoderPositions, c.max_positions, d, &md_->encoder_positions));
       MTLITE_RETURN_IF_ERROR(Vector(layout::kDecoderPositions, c.max_positions, d, &md_->decoder_positions));
@@ -366,22 +361,30 @@ class Loader : public detail::LoaderBase {
       const Name p = LayerPrefixName(layout::Side::kEncoder, i);
       detail::EncoderLayerView& l = md_->encoder[size_t(i)];
       component_ = {Part::kEncoderLayer, i};
-      MTLITE_RETURN_IF_ERROR(Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, &l.self_attn, &l.self_attn_ln));
-      MTLITE_RETURN_IF_ERROR(Ffn(p, c.encoder_ffn_dim, &l));
+      MTLITE_RETURN_IF_ERROR(Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, &l.self_attn));
+      MTLITE_RETURN_IF_ERROR(Ffn(p, c.encoder_ffn_dim, &l.ffn));
+      // the stack's final norm belongs to its last layer in the size profile
+      if (i + 1 == c.encoder_layers && c.encoder_final_norm) {
+        MTLITE_RETURN_IF_ERROR(LayerNorm(layout::kEncoderFinalNorm, &md_->encoder_final_ln));
+      }
     }
     for (int i = 0; i < c.decoder_layers; ++i) {
       const Name p = LayerPrefixName(layout::Side::kDecoder, i);
       detail::DecoderLayerView& l = md_->decoder[size_t(i)];
       component_ = {Part::kDecoderSelfAttention, i};
-      if (c.decoder_ssru) {
-        MTLITE_RETURN_IF_ERROR(Ssru(p, &l));
-      } else {
-        MTLITE_RETURN_IF_ERROR(Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, &l.self_attn, &l.self_attn_ln));
+      switch (c.decoder_layer) {
+        case DecoderLayerKind::kSelfAttention:
+          MTLITE_RETURN_IF_ERROR(Attention(p, layout::kSelfAttention, layout::kSelfAttentionNorm, &l.self_attn));
+          break;
+        case DecoderLayerKind::kSsru: MTLITE_RETURN_IF_ERROR(Ssru(p, &l.ssru)); break;
       }
       component_ = {Part::kDecoderCrossAttention, i};
-      MTLITE_RETURN_IF_ERROR(Attention(p, layout::kCrossAttention, layout::kCrossAttentionNorm, &l.cross_attn, &l.cross_attn_ln));
+      MTLITE_RETURN_IF_ERROR(Attention(p, layout::kCrossAttention, layout::kCrossAttentionNorm, &l.cross_attn));
       component_ = {Part::kDecoderFfn, i};
-      MTLITE_RETURN_IF_ERROR(Ffn(p, c.decoder_ffn_dim, &l));
+      MTLITE_RETURN_IF_ERROR(Ffn(p, c.decoder_ffn_dim, &l.ffn));
+      if (i + 1 == c.decoder_layers && c.decoder_final_norm) {
+        MTLITE_RETURN_IF_ERROR(LayerNorm(layout::kDecoderFinalNorm, &md_->decoder_final_ln));
+      }
     }
     return Status::Ok();
   }
@@ -391,6 +394,38 @@ class Loader : public detail::LoaderBase {
       md_->config.source_lang = Str(m->source_lang());
       md_->config.target_lang = Str(m->target_lang());
     }
+  }
+
+  // Optional table DecodingDefaults: each recorded value in the range a translate call accepts.
+  Status BindDecodingDefaults() {
+    const fb::DecodingDefaults* d = root_->decoding_defaults();
+    if (!d) return Status::Ok();
+    DecodingDefaults& o = md_->decoding_defaults;
+    const auto bad = [](const char* field, const std::string& value, const char* range) {
+      return detail::InvalidModel(std::string("decoding_defaults.") + field + " " + value + " outside " + range);
+    };
+    if (const auto v = d->beam_size()) {
+      if (*v < 1 || *v > detail::kMaxBeam) return bad("beam_size", std::to_string(*v), "[1, 64]");
+      o.beam_size = *v;
+    }
+    if (const auto v = d->max_length()) {
+      if (*v < 1 || *v > detail::kMaxPositions) return bad("max_length", std::to_string(*v), "[1, 1000000]");
+      o.max_length = *v;
+    }
+    if (const auto v = d->max_length_ratio()) {
+      if (!(*v >= 0.0f && *v <= 1e6f)) return bad("max_length_ratio", std::to_string(*v), "[0, 1e6]");
+      o.max_length_ratio = *v;
+    }
+    if (const auto v = d->max_length_offset()) {
+      if (*v < 0 || *v > detail::kMaxPositions) return bad("max_length_offset", std::to_string(*v), "[0, 1000000]");
+      o.max_length_offset = *v;
+    }
+    if (const auto v = d->length_penalty()) {
+      if (!(*v > -100.0f && *v < 100.0f)) return bad("length_penalty", std::to_string(*v), "(-100, 100)");
+      o.length_penalty = *v;
+    }
+    if (d->source()) o.source = std::string_view(d->source()->data(), d->source()->size());
+    return Status::Ok();
   }
 
   bool caller_storage_;
@@ -436,7 +471,7 @@ Status PrepareModel(ModelData* md, const LoadOptions& options, void* storage, si
     Result<size_t> bytes = ModelTableBytes(md->base, md->size);
     if (!bytes.ok()) return bytes.status();
     storage_bytes = bytes.value();
-    storage = std::aligned_alloc(kStorageAlign, AlignUp(storage_bytes, kStorageAlign));
+    storage = platform::AlignedAlloc(kStorageAlign, AlignUp(storage_bytes, kStorageAlign));
     if (!storage) {
       return Status(StatusCode::kResourceExhausted,
                     "cannot allocate the model tables (" + std::to_string(storage_bytes) + " bytes)");

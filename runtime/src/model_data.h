@@ -86,37 +86,48 @@ struct VectorView {
 };
 
 struct LayerNormView {
-  VectorView gamma, beta;
+  VectorView gamma, beta;  // gamma.data null: absent (a final norm of a stack without one)
 };
 
-struct AttentionView {
+// The blocks of a layer, each with its weights by name and its layer norm (after the residual
+// add in post-norm models, on the block's input in pre-norm ones: Config.norm).
+struct AttentionView {  // self- or cross-attention
   WeightView q, k, v, o;
   VectorView q_bias, k_bias, v_bias, o_bias;
+  LayerNormView ln;
+};
+
+struct SsruView {  // Marian's SSRU cell: W (no bias), the forget gate's Wf and bf
+  WeightView w, wf;
+  VectorView bf;
+  LayerNormView ln;
+};
+
+struct FfnView {
+  WeightView fc1, fc2;
+  VectorView fc1_bias, fc2_bias;
+  LayerNormView ln;
 };
 
 struct EncoderLayerView {
   AttentionView self_attn;
-  LayerNormView self_attn_ln;
-  WeightView fc1, fc2;
-  VectorView fc1_bias, fc2_bias;
-  LayerNormView final_ln;
+  FfnView ffn;
 };
 
 struct DecoderLayerView {
-  AttentionView self_attn;     // empty in SSRU layers (config.decoder_ssru)
-  LayerNormView self_attn_ln;  // SSRU layers: the norm after the SSRU block
-  WeightView ssru_w, ssru_wf;  // SSRU layers: W (no bias), Wf
-  VectorView ssru_bf;
+  AttentionView self_attn;  // Config.decoder_layer_kind SelfAttention, else empty
+  SsruView ssru;            // SSRU, else empty
   AttentionView cross_attn;
-  LayerNormView cross_attn_ln;
-  WeightView fc1, fc2;
-  VectorView fc1_bias, fc2_bias;
-  LayerNormView final_ln;
+  FfnView ffn;
 };
 
 enum class PieceKind : uint8_t { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
 
-// A SentencePiece unigram model as stored in the file (validated by the loader).
+// How the tokenizer cuts normalized text into pieces (schema SpmModelType; the .spm's
+// TrainerSpec.model_type).
+enum class SpmModelType : uint8_t { kUnigram = 1, kBpe = 2 };
+
+// A SentencePiece unigram or BPE model as stored in the file (validated by the loader).
 struct SpmView {
   int num_pieces = 0;
   // piece i (views of the FlatBuffer strings; the table lives in the model's table block)
@@ -131,6 +142,7 @@ struct SpmView {
   bool escape_whitespaces = true;
   bool treat_whitespace_as_suffix = false;
   bool byte_fallback = false;
+  SpmModelType model_type = SpmModelType::kUnigram;
   const uint8_t* charsmap = nullptr;     // precompiled charsmap blob (may be null: identity)
   size_t charsmap_size = 0;
 };
@@ -178,7 +190,7 @@ struct ModelData {
   void* mapping = nullptr;         // region owned by the Model (Model::Load's file mapping), or null
   size_t mapping_size = 0;
   void (*unmap)(void* mapping, size_t size) = nullptr;  // releases `mapping` (~Model)
-  void* table_block = nullptr;     // heap block of the tables below (std::free), or null: caller storage
+  void* table_block = nullptr;     // heap block of the tables below (platform::AlignedFree), or null: caller storage
 
   WeightView source_embed;         // [source_vocab][d_model]
   WeightView target_embed;         // [target_vocab][d_model] (same as source when shared)
@@ -188,11 +200,14 @@ struct ModelData {
   VectorView decoder_positions;
   Table<EncoderLayerView> encoder;
   Table<DecoderLayerView> decoder;
+  LayerNormView encoder_final_ln;  // Config.encoder_final_norm, else absent
+  LayerNormView decoder_final_ln;  // Config.decoder_final_norm, else absent
 
   SpmView source_spm, target_spm;
   VocabView source_vocab, target_vocab;
 
   ShortlistView shortlist;
+  DecodingDefaults decoding_defaults;  // schema table DecodingDefaults (checked at load), or empty
 
   Table<BufferCheck> checks;       // every data buffer, for VerifyChecksums
   Table<uint32_t> checks_by_offset;  // indices into `checks`, by ascending file offset

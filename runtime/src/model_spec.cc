@@ -41,8 +41,9 @@ Status SharedEmbeddingsHaveOneSize(const ModelConfig& c) {
 using C = ModelConfig;
 using Relation = Status (*)(const C&);
 constexpr ConfigField Make(FieldKind kind, const char* name, const char* schema, FieldMember m, uint16_t slot,
-                           Bound lo = 0, Bound hi = 0, Relation relation = nullptr, const Choice* choice = nullptr) {
-  return {name, schema, kind, m, slot, lo, hi, relation, choice};
+                           Bound lo = 0, Bound hi = 0, Relation relation = nullptr, const EnumValues* values = nullptr,
+                           bool omit_default = false) {
+  return {name, schema, kind, m, slot, lo, hi, relation, values, omit_default};
 }
 constexpr ConfigField Int(const char* name, int C::*m, uint16_t slot, Bound lo, Bound hi, Relation relation = nullptr) {
   return Make(FieldKind::kInt, name, name, m, slot, lo, hi, relation);
@@ -50,14 +51,18 @@ constexpr ConfigField Int(const char* name, int C::*m, uint16_t slot, Bound lo, 
 constexpr ConfigField Positive(const char* name, float C::*m, uint16_t slot) {
   return Make(FieldKind::kPositive, name, name, m, slot);
 }
-constexpr ConfigField Flag(const char* name, bool C::*m, uint16_t slot) {
-  return Make(FieldKind::kBool, name, name, m, slot);
+constexpr ConfigField Flag(const char* name, bool C::*m, uint16_t slot, bool omit_default = false) {
+  return Make(FieldKind::kBool, name, name, m, slot, 0, 0, nullptr, nullptr, omit_default);
 }
 constexpr ConfigField Activation(const char* name, ActivationKind C::*m, uint16_t slot) {
   return Make(FieldKind::kActivation, name, name, m, slot);
 }
-constexpr ConfigField TwoValues(const char* name, const char* schema, bool C::*m, uint16_t slot, const Choice& choice) {
-  return Make(FieldKind::kChoice, name, schema, m, slot, 0, 0, nullptr, &choice);
+// an enum member (Member: &ModelConfig::x) and its values
+template <auto Member>
+constexpr ConfigField Enum(const char* name, const char* schema, uint16_t slot, const EnumValues& values,
+                           bool omit_default = false) {
+  return Make(FieldKind::kEnum, name, schema, EnumAccess{&GetEnumCode<Member>, &SetEnumCode<Member>}, slot, 0, 0,
+              nullptr, &values, omit_default);
 }
 constexpr ConfigField BannedIds(const char* name, std::vector<int> C::*m, uint16_t slot) {
   return Make(FieldKind::kBannedIds, name, name, m, slot);
@@ -68,12 +73,54 @@ constexpr ConfigField Dtype(const char* name, WeightType C::*m) {
 }
 constexpr ConfigField Text(const char* name, std::string C::*m) { return Make(FieldKind::kText, name, nullptr, m, 0); }
 
-// The two-valued enums: codes of false and true, and the names shown.
-constexpr Choice kPositionKinds{{int8_t(fb::PositionKind::SinusoidalMarian), int8_t(fb::PositionKind::Table)},
-                                {"sinusoidal", "table"}};
-constexpr Choice kDecoderLayerKinds{{int8_t(fb::DecoderLayerKind::SelfAttention), int8_t(fb::DecoderLayerKind::SSRU)},
-                                    {"self_attention", "ssru"}};
-constexpr Choice kSearchKinds{{int8_t(fb::SearchKind::HF), int8_t(fb::SearchKind::Marian)}, {"hf", "marian"}};
+// The enums' values: schema code and the name shown. A model family's new value is a line here
+// (and in the schema enum and the ModelConfig enum, whose codes are the schema's).
+template <class E, class S>
+constexpr bool SameCode(E e, S s) {
+  return int(e) == int(s);
+}
+static_assert(SameCode(PositionKind::kSinusoidMarian, fb::PositionKind::SinusoidalMarian) &&
+              SameCode(PositionKind::kTable, fb::PositionKind::Table) &&
+              SameCode(PositionKind::kSinusoidM2M100, fb::PositionKind::SinusoidalM2M100) &&
+              SameCode(PositionKind::kSinusoidCT2, fb::PositionKind::SinusoidalCT2) &&
+              SameCode(DecoderLayerKind::kSelfAttention, fb::DecoderLayerKind::SelfAttention) &&
+              SameCode(DecoderLayerKind::kSsru, fb::DecoderLayerKind::SSRU) &&
+              SameCode(SearchKind::kHF, fb::SearchKind::HF) && SameCode(SearchKind::kMarian, fb::SearchKind::Marian) &&
+              SameCode(SearchKind::kCT2, fb::SearchKind::CTranslate2) &&
+              SameCode(NormPlacement::kPost, fb::NormPlacement::Post) &&
+              SameCode(NormPlacement::kPre, fb::NormPlacement::Pre),
+              "ModelConfig's enums carry the schema's codes");
+constexpr EnumValue kPositionKindValues[] = {{int8_t(PositionKind::kSinusoidMarian), "sinusoidal"},
+                                             {int8_t(PositionKind::kTable), "table"},
+                                             {int8_t(PositionKind::kSinusoidM2M100), "sinusoidal_m2m100"},
+                                             {int8_t(PositionKind::kSinusoidCT2), "sinusoidal_ct2"}};
+constexpr EnumValue kDecoderLayerValues[] = {{int8_t(DecoderLayerKind::kSelfAttention), "self_attention"},
+                                             {int8_t(DecoderLayerKind::kSsru), "ssru"}};
+constexpr EnumValue kSearchValues[] = {{int8_t(SearchKind::kHF), "hf"},
+                                       {int8_t(SearchKind::kMarian), "marian"},
+                                       {int8_t(SearchKind::kCT2), "ctranslate2"}};
+constexpr EnumValue kNormValues[] = {{int8_t(NormPlacement::kPost), "post"}, {int8_t(NormPlacement::kPre), "pre"}};
+template <size_t N>
+constexpr EnumValues Values(const EnumValue (&v)[N]) {
+  return {v, N};
+}
+constexpr EnumValues kPositionKinds = Values(kPositionKindValues);
+constexpr EnumValues kDecoderLayerKinds = Values(kDecoderLayerValues);
+constexpr EnumValues kSearchKinds = Values(kSearchValues);
+constexpr EnumValues kNormPlacements = Values(kNormValues);
+
+// The sinusoids of the M2M100 / CTranslate2 kinds divide by d/2 - 1; CTranslate2's has no odd d.
+Status PositionsFitDModel(const ModelConfig& c) {
+  const bool m2m100 = c.positions == PositionKind::kSinusoidM2M100, ct2 = c.positions == PositionKind::kSinusoidCT2;
+  if ((m2m100 || ct2) && c.d_model < 4) {
+    return InvalidModel("config.position_kind " + std::string(m2m100 ? "SinusoidalM2M100" : "SinusoidalCT2") +
+                        " needs d_model >= 4 (it is " + std::to_string(c.d_model) + ")");
+  }
+  if (ct2 && c.d_model % 2) {
+    return InvalidModel("config.position_kind SinusoidalCT2 needs an even d_model (it is " + std::to_string(c.d_model) + ")");
+  }
+  return Status::Ok();
+}
 
 // In the order of schema `table Config` (the writer adds them in this order; `info` and Python
 // list them so), then the fields stored elsewhere. A line: the name (also the schema field's
@@ -90,8 +137,8 @@ constexpr ConfigField kConfigFields[] = {
     Int("decoder_ffn_dim", &C::decoder_ffn_dim, F::VT_DECODER_FFN_DIM, 1, kMaxFfn),
     Activation("activation", &C::activation, F::VT_ACTIVATION),
     Positive("embed_scale", &C::embed_scale, F::VT_EMBED_SCALE),
-    TwoValues("positions", "position_kind", &C::positions_stored, F::VT_POSITION_KIND, kPositionKinds),
-    Int("max_positions", &C::max_positions, F::VT_MAX_POSITIONS, 1, kMaxPositions),
+    Enum<&C::positions>("positions", "position_kind", F::VT_POSITION_KIND, kPositionKinds),
+    Int("max_positions", &C::max_positions, F::VT_MAX_POSITIONS, 1, kMaxPositions, PositionsFitDModel),
     Positive("layer_norm_eps", &C::layer_norm_eps, F::VT_LAYER_NORM_EPS),
     Flag("shared_embeddings", &C::shared_embeddings, F::VT_SHARED_EMBEDDINGS),
     Flag("tied_output", &C::tied_output, F::VT_TIED_OUTPUT),
@@ -105,8 +152,13 @@ constexpr ConfigField kConfigFields[] = {
     BannedIds("bad_word_ids", &C::bad_word_ids, F::VT_BAD_WORD_IDS),
     Int("default_beam", &C::default_beam, F::VT_DEFAULT_BEAM, 1, kMaxBeam),
     Int("default_max_length", &C::default_max_length, F::VT_DEFAULT_MAX_LENGTH, 1, kMaxPositions),
-    TwoValues("decoder_layer", "decoder_layer_kind", &C::decoder_ssru, F::VT_DECODER_LAYER_KIND, kDecoderLayerKinds),
-    TwoValues("search", "search", &C::marian_search, F::VT_SEARCH, kSearchKinds),
+    Enum<&C::decoder_layer>("decoder_layer", "decoder_layer_kind", F::VT_DECODER_LAYER_KIND, kDecoderLayerKinds),
+    Enum<&C::search>("search", "search", F::VT_SEARCH, kSearchKinds),
+    // format_version 5 (MinFormatVersion): written only when not the default
+    Enum<&C::norm>("norm", "norm", F::VT_NORM, kNormPlacements, /*omit_default=*/true),
+    Flag("encoder_final_norm", &C::encoder_final_norm, F::VT_ENCODER_FINAL_NORM, /*omit_default=*/true),
+    Flag("decoder_final_norm", &C::decoder_final_norm, F::VT_DECODER_FINAL_NORM, /*omit_default=*/true),
+    Flag("source_eos", &C::source_eos, F::VT_SOURCE_EOS, /*omit_default=*/true),
     Dtype("weight_type", &C::weight_type),  // bound with the weights (model.cc)
     Text("source_lang", &C::source_lang),   // metadata
     Text("target_lang", &C::target_lang),
@@ -116,7 +168,8 @@ constexpr ConfigField kConfigFields[] = {
 static_assert(std::is_same_v<std::underlying_type_t<fb::Activation>, int8_t> &&
               std::is_same_v<std::underlying_type_t<fb::PositionKind>, int8_t> &&
               std::is_same_v<std::underlying_type_t<fb::DecoderLayerKind>, int8_t> &&
-              std::is_same_v<std::underlying_type_t<fb::SearchKind>, int8_t>, "EnumCode is a byte");
+              std::is_same_v<std::underlying_type_t<fb::SearchKind>, int8_t> &&
+              std::is_same_v<std::underlying_type_t<fb::NormPlacement>, int8_t>, "EnumCode is a byte");
 
 Status UnknownCode(const Name& field, int code) {
   return InvalidModel(field.str() + " " + std::to_string(code) + " is unknown");
@@ -128,7 +181,7 @@ ConfigFieldList ConfigFields() { return {kConfigFields, sizeof kConfigFields / s
 
 int EnumCode(const ConfigField& field, const ModelConfig& c) {
   if (field.kind == FieldKind::kActivation) return layout::ActivationCode(c.*field.member.activation);
-  return field.choice->codes[c.*field.member.b ? 1 : 0];  // kChoice
+  return field.member.enumeration.get(c);  // kEnum
 }
 
 FieldValue ValueOf(const ConfigField& field, const ModelConfig& c) {
@@ -140,7 +193,12 @@ FieldValue ValueOf(const ConfigField& field, const ModelConfig& c) {
     case FieldKind::kPositive: v.type = T::kFloat; v.f = c.*m.f; break;
     case FieldKind::kBool: v.type = T::kBool; v.b = c.*m.b; break;
     case FieldKind::kActivation: v.type = T::kString; v.s = layout::ActivationName(c.*m.activation); break;
-    case FieldKind::kChoice: v.type = T::kString; v.s = field.choice->names[c.*m.b ? 1 : 0]; break;
+    case FieldKind::kEnum: {
+      const EnumValue* e = field.values->Find(m.enumeration.get(c));
+      v.type = T::kString;
+      v.s = e ? e->name : "?";
+      break;
+    }
     case FieldKind::kBannedIds: v.type = T::kIntList; v.ids = &(c.*m.ids); break;
     case FieldKind::kWeightType: v.type = T::kString; v.s = layout::DTypeName(c.*m.weight_type); break;
     case FieldKind::kText: v.type = T::kString; v.s = c.*m.text; break;
@@ -175,10 +233,10 @@ Status LoadConfigField(const ConfigField& field, const fb::Config& config, bool 
       if (!layout::ActivationFromCode(code, &(out->*m.activation))) return UnknownCode(name, code);
       break;
     }
-    case FieldKind::kChoice: {
+    case FieldKind::kEnum: {
       const int code = t.GetField<int8_t>(field.slot, int8_t(EnumCode(field, defaults)));
-      if (code != field.choice->codes[0] && code != field.choice->codes[1]) return UnknownCode(name, code);
-      out->*m.b = code == field.choice->codes[1];
+      if (!field.values->Find(code)) return UnknownCode(name, code);
+      m.enumeration.set(out, code);
       break;
     }
     case FieldKind::kBannedIds: {
@@ -200,6 +258,46 @@ Status LoadConfigField(const ConfigField& field, const fb::Config& config, bool 
     case FieldKind::kText: break;
   }
   return field.relation ? field.relation(*out) : Status::Ok();
+}
+
+// What needs a format version above 1, from the oldest need to the newest (the shortlist's
+// row_order, version 2, is not in the config: the loader checks it).
+struct VersionNeed {
+  uint32_t version;
+  bool (*needs)(const ModelConfig&);
+  const char* what;  // the loader's message
+};
+constexpr VersionNeed kVersionNeeds[] = {
+    {layout::kFormatVersionSsru, [](const C& c) { return c.decoder_layer == DecoderLayerKind::kSsru; },
+     "config.decoder_layer_kind SSRU"},
+    {layout::kFormatVersionMarianSearch, [](const C& c) { return c.search == SearchKind::kMarian; },
+     "config.search Marian"},
+    {layout::kFormatVersionLayers, [](const C& c) { return c.norm == NormPlacement::kPre; }, "config.norm Pre"},
+    {layout::kFormatVersionLayers, [](const C& c) { return c.encoder_final_norm; }, "config.encoder_final_norm"},
+    {layout::kFormatVersionLayers, [](const C& c) { return c.decoder_final_norm; }, "config.decoder_final_norm"},
+    {layout::kFormatVersionLayers, [](const C& c) { return c.positions == PositionKind::kSinusoidM2M100; },
+     "config.position_kind SinusoidalM2M100"},
+    {layout::kFormatVersionLayers, [](const C& c) { return c.positions == PositionKind::kSinusoidCT2; },
+     "config.position_kind SinusoidalCT2"},
+    {layout::kFormatVersionLayers, [](const C& c) { return c.search == SearchKind::kCT2; }, "config.search CTranslate2"},
+    {layout::kFormatVersionLayers, [](const C& c) { return !c.source_eos; }, "config.source_eos false"},
+};
+
+uint32_t MinFormatVersion(const ModelConfig& c) {
+  uint32_t v = layout::kFormatVersion1;
+  for (const VersionNeed& n : kVersionNeeds)
+    if (n.needs(c)) v = std::max(v, n.version);
+  return v;
+}
+
+Status CheckFormatVersion(const ModelConfig& c, uint32_t version) {
+  for (const VersionNeed& n : kVersionNeeds) {
+    if (n.needs(c) && version < n.version) {
+      return InvalidModel(std::string(n.what) + " needs format_version " + std::to_string(n.version) +
+                          " (the file says " + std::to_string(version) + ")");
+    }
+  }
+  return Status::Ok();
 }
 
 Status LoadConfig(const fb::Config& config, bool caller_storage, ModelConfig* out) {

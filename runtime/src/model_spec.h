@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "mtlite/mtlite.hpp"
@@ -30,8 +31,8 @@ enum class FieldKind : uint8_t {
   kPositive,    // float, finite and > 0
   kBool,        // bool
   kActivation,  // schema Activation <-> ActivationKind; shown by name ("silu")
-  kChoice,      // a schema enum of two values <-> bool; codes and names in ConfigField::choice
-                // (position_kind, decoder_layer_kind, search)
+  kEnum,        // a schema enum <-> a ModelConfig enum of the same codes; its values' codes and
+                // names in ConfigField::values (position_kind, decoder_layer_kind, search, norm)
   kBannedIds,   // [int], target ids never generated; a load into caller storage leaves the pad id
                 // out (every search masks it anyway), so that the vector stays unallocated
   kWeightType,  // not in the Config table: the weights' dtype (bound with them); shown by name
@@ -48,11 +49,37 @@ struct Bound {
   int (*of)(const ModelConfig&) = nullptr;
 };
 
-// kChoice: the schema codes and the shown names of false and true.
-struct Choice {
-  int8_t codes[2];
-  const char* names[2];
+// kEnum: the values a field may hold, each with its schema code and shown name.
+struct EnumValue {
+  int8_t code;
+  const char* name;
 };
+struct EnumValues {
+  const EnumValue* first;
+  size_t count;
+  const EnumValue* begin() const { return first; }
+  const EnumValue* end() const { return first + count; }
+  const EnumValue* Find(int code) const {  // null for a code that is not a value
+    for (const EnumValue& v : *this)
+      if (v.code == code) return &v;
+    return nullptr;
+  }
+};
+
+// kEnum: reads and writes a ModelConfig enum member as its code.
+struct EnumAccess {
+  int (*get)(const ModelConfig&);
+  void (*set)(ModelConfig*, int code);
+};
+template <auto Member>
+int GetEnumCode(const ModelConfig& c) {
+  return int(c.*Member);
+}
+template <auto Member>
+void SetEnumCode(ModelConfig* c, int code) {
+  using E = std::remove_reference_t<decltype(c->*Member)>;
+  c->*Member = E(code);
+}
 
 // A field's ModelConfig member; the kind says which one is set.
 union FieldMember {
@@ -63,13 +90,15 @@ union FieldMember {
   constexpr FieldMember(std::vector<int> ModelConfig::*m) : ids(m) {}   // NOLINT
   constexpr FieldMember(WeightType ModelConfig::*m) : weight_type(m) {}  // NOLINT
   constexpr FieldMember(std::string ModelConfig::*m) : text(m) {}       // NOLINT
+  constexpr FieldMember(EnumAccess m) : enumeration(m) {}               // NOLINT
   int ModelConfig::*i;                        // kInt
   float ModelConfig::*f;                      // kPositive
-  bool ModelConfig::*b;                       // kBool, kChoice
+  bool ModelConfig::*b;                       // kBool
   ActivationKind ModelConfig::*activation;    // kActivation
   std::vector<int> ModelConfig::*ids;         // kBannedIds
   WeightType ModelConfig::*weight_type;       // kWeightType
   std::string ModelConfig::*text;             // kText
+  EnumAccess enumeration;                     // kEnum
 };
 
 struct ConfigField {
@@ -81,7 +110,10 @@ struct ConfigField {
   Bound lo, hi;        // kInt: the valid range
   // A check of the field against the ones before it, after its own (e.g. heads divide d_model).
   Status (*relation)(const ModelConfig&);
-  const Choice* choice;  // kChoice
+  const EnumValues* values;  // kEnum
+  // Written only when not its default (the fields added with format_version 5), so that files
+  // of the older kinds stay byte for byte what they were.
+  bool omit_default = false;
 };
 
 // The table: the fields of schema `table Config` in its order, then the ones stored elsewhere.
@@ -105,13 +137,17 @@ struct FieldValue {
   const std::vector<int>* ids = nullptr;  // kIntList: the member itself
 };
 FieldValue ValueOf(const ConfigField& field, const ModelConfig& c);
-// The schema's code (a byte) of an enum kind's value (kActivation, kChoice).
+// The schema's code (a byte) of an enum kind's value (kActivation, kEnum).
 int EnumCode(const ConfigField& field, const ModelConfig& c);
 
 // Reads, checks and stores every field of `config` in table order; the first failure is a
 // kInvalidModel naming the field. weight_type and the languages are not in the Config table.
 // Allocates only for bad_word_ids (never with caller_storage and Marian's [[pad]]) and errors.
 Status LoadConfig(const fb::Config& config, bool caller_storage, ModelConfig* out);
+// The oldest format_version that describes a file of this config (the writer writes it), and
+// the loader's check that a file's version is at least that (kInvalidModel naming the field).
+uint32_t MinFormatVersion(const ModelConfig& c);
+Status CheckFormatVersion(const ModelConfig& c, uint32_t version);
 // One field of `config` (one with a slot), checked against the fields of `out` before it.
 Status LoadConfigField(const ConfigField& field, const fb::Config& config, bool caller_storage, ModelConfig* out);
 

@@ -91,6 +91,20 @@ Status LoaderBase::BindSpm(const fb::SentencePieceModel* m, const char* what, co
   v->escape_whitespaces = m->escape_whitespaces();
   v->treat_whitespace_as_suffix = m->treat_whitespace_as_suffix();
   v->byte_fallback = m->byte_fallback();
+  switch (m->model_type()) {
+    case fb::SpmModelType::Unigram: v->model_type = SpmModelType::kUnigram; break;
+    case fb::SpmModelType::BPE:
+      if (root_->format_version() < layout::kFormatVersionBpeTokenizer) {
+        return Invalid(std::string(what) + ".model_type BPE needs format_version " +
+                       std::to_string(layout::kFormatVersionBpeTokenizer) + " (the file says " +
+                       std::to_string(root_->format_version()) + ")");
+      }
+      v->model_type = SpmModelType::kBpe;
+      break;
+    default:
+      return Invalid(std::string(what) + ".model_type = " + std::to_string(int(m->model_type())) +
+                     " is not a SentencePiece model type this runtime implements (1 unigram, 2 BPE)");
+  }
   v->charsmap = nullptr;
   v->charsmap_size = 0;
   if (const fb::BufferRef* cm = m->precompiled_charsmap(); cm && cm->size() > 0) {

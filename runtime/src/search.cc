@@ -136,6 +136,7 @@ Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* s
       const bool force = t + 1 >= max_len[s->active[i] / W];
       // The score is the log-prob of the chosen token (0 for the forced </s>).
       if (sp.pad_id >= 0) row[sp.pad_id] = kNegInf;
+      if (t < sp.min_length && !force) row[sp.eos_id] = kNegInf;
       float lse = 0.0f;
       if (sp.greedy_scores && !force) {
         SubTimer timer(p, Op::kSearchLogSoftmax);
@@ -159,8 +160,10 @@ Status Greedy(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* s
       if (best == sp.eos_id || force) {
         // t+1 tokens generated (the last one is </s>, forced at the limit, where Marian counts
         // the t before it)
-        const float len = float(force && sp.marian ? std::max(t, 1) : t + 1);
-        s->hyps[size_t(b) * W] = {s->beam_score[slot] / std::pow(len, sp.length_penalty), t, slot};
+        const float len = float(force && sp.kind == SearchKind::kMarian ? std::max(t, 1) : t + 1);
+        // CTranslate2: the length counts </s>, not the forced one at the cap
+        const float ct2_len = float(force ? std::max(t, 1) : t + 1);
+        s->hyps[size_t(b) * W] = {s->beam_score[slot] / std::pow(sp.kind == SearchKind::kCT2 ? ct2_len : len, sp.length_penalty), t, slot};
         s->num_hyps[b] = 1;
         s->done[b] = 1;
       } else {
@@ -450,6 +453,148 @@ Status MarianBeam(const SearchSpec& sp, int nb, const int* max_len, const uint8_
   return Status::Ok();
 }
 
+// CTranslate2's beam search (decoding.cc BeamSearch, patience 1, no coverage penalty): each
+// step takes the top 2*beam candidates over the beam*V continuations (path score + log-prob, best
+// first, ties to the earlier (row, token); at step 0 the decoder start's one row). Of the first
+// `beam`, each </s> registers a finished hypothesis (score = its path score, </s> included;
+// tokens without </s>) and hands its slot to the next candidate of rank >= beam that is no </s>
+// (none left: the </s> itself stays as a running beam, as there); the others keep their slot. A
+// sentence ends at the step where it has registered `beam` hypotheses in all (not when they beat
+// the running ones), or at the cap: CTranslate2's max_decoding_length L is max_len - 1 here (mtlite
+// counts the final </s>), and at step L - 1 each of the first `beam` candidates registers as it is
+// (a </s> without it, any other token with it). Final score = path / length^length_penalty, the
+// length counting the </s> (CTranslate2 keeps it in the hypothesis while searching); best first. Nothing is banned but the
+// model's bad words and pad (as every mtlite search). Of more than `beam` registered hypotheses
+// (the last step can add up to beam to beam - 1), the `beam` best by final score are kept, which
+// hold the n-best CTranslate2 returns.
+Status Ct2Beam(const SearchSpec& sp, int nb, const int* max_len, const uint8_t* skip, const kernels::KernelTable& K,
+               BeamHistory* h, SearchBuffers* s, StepModel* model, SearchObserver* obs, Profiler* prof,
+               const ThreadPool* pool) {
+  const int W = h->slots_per_sentence(), beam = sp.beam, V = sp.vocab, K2 = 2 * beam;
+  for (int b = 0; b < nb; ++b) {
+    s->num_hyps[b] = 0;
+    s->done[b] = skip[b] ? 1 : 0;
+    for (int w = 0; w < beam; ++w) {
+      const int slot = b * W + w;
+      s->beam_score[slot] = w == 0 ? 0.0f : kNegInf;
+      h->token(0, slot) = sp.decoder_start_id;
+      h->parent(0, slot) = slot;
+    }
+  }
+  auto final_score = [&](float path, int len) { return path / std::pow(float(len), sp.length_penalty); };
+  // Keeps the `beam` best by final score (earlier ones first among equal scores).
+  auto add_hyp = [&](int b, float score, int t_end, int slot) {
+    SearchHyp* hy = s->hyps + size_t(b) * W;
+    int& n = s->num_hyps[b];
+    if (n < beam) {
+      hy[n++] = {score, t_end, slot};
+      return;
+    }
+    int wi = 0;
+    for (int i = 1; i < n; ++i)
+      if (hy[i].score <= hy[wi].score) wi = i;
+    if (score > hy[wi].score) hy[wi] = {score, t_end, slot};
+  };
+  for (int t = 0;; ++t) {
+    const int rows_per = t == 0 ? 1 : beam;
+    int n_active = 0;
+    for (int b = 0; b < nb; ++b)
+      if (!s->done[b])
+        for (int w = 0; w < rows_per; ++w) {
+          const int slot = b * W + w;
+          s->active[n_active] = slot;
+          s->row_tokens[n_active] = h->token(t, slot);
+          ++n_active;
+        }
+    if (n_active == 0) break;
+    float* logits = nullptr;
+    if (Status st = model->Step(t, n_active, s->active, s->row_tokens, &logits); !st.ok()) return st;
+    Span span(prof, Op::kSearch);
+    auto prepare_row = [&](int i, Profiler* p) {
+      if (t < sp.min_length) logits[size_t(i) * V + sp.eos_id] = kNegInf;
+      PrepareRow(sp, K, logits + size_t(i) * V, s->row_score + i, p);
+    };
+    const int n_sent = n_active / rows_per;
+    const bool rows_first = Tasks(pool, n_sent, size_t(beam) * size_t(V)) < Tasks(pool, n_active, size_t(V));
+    if (rows_first)
+      ForUnits(pool, n_active, size_t(V), prof, [&](int i, Profiler* p) {
+        if (t + 1 < max_len[s->active[i] / W]) prepare_row(i, p);
+      });
+    ForUnits(pool, n_sent, size_t(beam) * size_t(V), prof, [&](int u, Profiler* p) {
+      const int i0 = u * rows_per, b = s->active[i0] / W;
+      if (t + 1 >= max_len[b]) return;  // max_len 1: </s> forced below, the row is not read
+      float* cs = s->cand_score + size_t(b) * K2;
+      int32_t* ct = s->cand_tok + size_t(b) * K2;
+      int32_t* cp = s->cand_par + size_t(b) * K2;
+      int nc = 0;
+      for (int w = 0; w < rows_per; ++w) {
+        const int i = i0 + w;
+        if (!rows_first) prepare_row(i, p);
+        SubTimer timer(p, Op::kSearchScan);
+        nc = ScanRow(K, logits + size_t(i) * V, V, s->row_score[i], s->beam_score[s->active[i]], w, cs, ct, cp, nc, K2);
+      }
+      for (int r = nc; r < K2; ++r) {  // fewer continuations than 2*beam: never chosen
+        cs[r] = kNegInf;
+        ct[r] = sp.eos_id;
+        cp[r] = 0;
+      }
+    });
+    for (int u = 0; u < n_sent; ++u) {
+      const int i0 = u * rows_per, b = s->active[i0] / W;
+      if (t + 1 >= max_len[b]) {  // only max_len 1: the empty hypothesis
+        add_hyp(b, kNegInf, t, b * W);
+        s->done[b] = 1;
+        continue;
+      }
+      const float* cs = s->cand_score + size_t(b) * K2;
+      const int32_t* ct = s->cand_tok + size_t(b) * K2;
+      const int32_t* cp = s->cand_par + size_t(b) * K2;
+      const bool last = t + 2 >= max_len[b];
+      int registered = s->num_hyps[b];  // all registered before this step (< beam)
+      float new_score[kMaxBeam];
+      int32_t new_tok[kMaxBeam], new_par[kMaxBeam];
+      int secondary = beam;
+      for (int k = 0; k < beam; ++k) {
+        int pick = k;
+        const int parent_slot = b * W + cp[k];
+        if (cs[k] != kNegInf && (ct[k] == sp.eos_id || last)) {
+          ++registered;
+          if (ct[k] == sp.eos_id) {
+            add_hyp(b, final_score(cs[k], t + 1), t, parent_slot);  // t tokens and </s>
+          } else {  // the cap: the token is part of the hypothesis
+            const int slot = b * W + k;
+            h->token(t + 1, slot) = sp.Token(ct[k]);
+            h->parent(t + 1, slot) = parent_slot;
+            h->set_score(t + 1, slot, cs[k]);
+            add_hyp(b, final_score(cs[k], t + 1), t + 1, slot);
+          }
+          for (int j = secondary; j < K2; ++j)
+            if (ct[j] != sp.eos_id) {
+              pick = j;
+              secondary = j + 1;
+              break;
+            }
+        }
+        new_score[k] = cs[pick];
+        new_tok[k] = ct[pick];
+        new_par[k] = b * W + cp[pick];
+      }
+      const bool done = last || registered >= beam;
+      s->done[b] = done ? 1 : 0;
+      if (done) continue;
+      for (int w = 0; w < beam; ++w) {
+        const int slot = b * W + w;
+        s->beam_score[slot] = new_score[w];
+        h->token(t + 1, slot) = sp.Token(new_tok[w]);
+        h->parent(t + 1, slot) = new_par[w];
+        h->set_score(t + 1, slot, new_score[w]);
+      }
+      if (obs) obs->OnBest(b, t + 1, b * W);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8_t* skip,
@@ -465,7 +610,8 @@ Status RunSearch(const SearchSpec& spec, int nb, const int* max_len, const uint8
     if (!skip[b] && (max_len[b] < 1 || max_len[b] > history->max_steps()))
       return Status(StatusCode::kInternal, "search: max length outside [1, max_target_tokens]");
   if (spec.beam == 1) return Greedy(spec, nb, max_len, skip, K, history, buf, model, observer, prof, pool);
-  if (spec.marian) return MarianBeam(spec, nb, max_len, skip, K, history, buf, model, observer, prof, pool);
+  if (spec.kind == SearchKind::kCT2) return Ct2Beam(spec, nb, max_len, skip, K, history, buf, model, observer, prof, pool);
+  if (spec.kind == SearchKind::kMarian) return MarianBeam(spec, nb, max_len, skip, K, history, buf, model, observer, prof, pool);
   return Beam(spec, nb, max_len, skip, K, history, buf, model, observer, prof, pool);
 }
 

@@ -53,10 +53,14 @@ class SearchObserver {
 // -1: no pad column).
 struct SearchSpec {
   int beam = 1;                // 1: greedy
-  // Marian's beam search (translator/beam_search.cpp, history.h) instead of HF's: see Beam and
-  // MarianBeam in search.cc. Greedy is the same search either way, except the length a score
-  // at the cap is divided by (Marian: the forced </s> does not count).
-  bool marian = false;
+  // The model's search (ModelConfig::search): HF's beam (Beam in search.cc), Marian's
+  // (translator/beam_search.cpp, history.h: MarianBeam) or CTranslate2's (decoding.cc BeamSearch:
+  // Ct2Beam). Greedy is the same search for all three, except the length a score is divided by:
+  // Marian does not count the </s> forced at the cap, CTranslate2 counts the generated </s>.
+  SearchKind kind = SearchKind::kHF;
+  // </s> is -inf before the log-softmax while fewer tokens were generated (CTranslate2's
+  // min_decoding_length, 1 by default there: no empty translation). Greedy and Ct2Beam.
+  int min_length = 0;
   float length_penalty = 1.0f; // score = sum_logprob / length^penalty (Marian's `normalize`)
   bool greedy_scores = false;  // greedy: compute log-probs (beam always does)
   int vocab = 0;               // logits columns

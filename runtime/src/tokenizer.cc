@@ -1,6 +1,8 @@
 #include "tokenizer.h"
 
+#include <algorithm>
 #include <cfloat>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -38,6 +40,9 @@ Status SpmTokenizer::Validate() {
   const int n = spm.num_pieces;
   const int vocab_size = static_cast<int>(vocab_->id_to_piece.size());
   if (n <= 0 || spm.pieces.size() != static_cast<size_t>(n)) return Invalid("no pieces, or piece count mismatch");
+  if (spm.model_type != detail::SpmModelType::kUnigram && spm.model_type != detail::SpmModelType::kBpe) {
+    return Invalid("unknown model type");
+  }
   if (!spm.scores || !spm.types || !spm.sorted_pieces || !spm.to_vocab) return Invalid("missing piece tables");
   if (vocab_size <= 0) return Invalid("empty vocab");
 
@@ -55,6 +60,10 @@ Status SpmTokenizer::Validate() {
       max_score_ = spm.scores[i] > max_score_ ? spm.scores[i] : max_score_;
     }
     if (t == PieceKind::kUserDefined) has_user_defined_ = true;
+    if (t == PieceKind::kUnused) has_unused_ = true;
+    if (t == PieceKind::kNormal || t == PieceKind::kUserDefined || t == PieceKind::kUnused) {
+      max_merge_piece_ = std::max(max_merge_piece_, spm.pieces[i].size());
+    }
     if (t == PieceKind::kUnknown) ++num_unknown;
   }
   if (spm.unk_id < 0 || spm.unk_id >= n || spm.types[spm.unk_id] != PieceKind::kUnknown || num_unknown != 1) {
@@ -115,7 +124,9 @@ int SpmTokenizer::FindVocab(std::string_view piece) const {
 }
 
 int SpmTokenizer::FindPiece(std::string_view piece) const {
-  int lo = 0, hi = spm_->num_pieces;
+  if (piece.empty()) return -1;  // no piece is empty (Validate)
+  const uint8_t c0 = static_cast<uint8_t>(piece[0]);
+  int lo = first_lo_[c0], hi = first_hi_[c0];  // the pieces starting with that byte
   while (lo < hi) {
     const int mid = lo + (hi - lo) / 2;
     const int idx = spm_->sorted_pieces[mid];
@@ -392,8 +403,26 @@ Status SpmTokenizer::Encode(std::string_view text, void* workspace, size_t works
     *num_ids = num_code;
     return Status::Ok();
   }
-  const char* norm = ws.norm;
+  int count = 0;
+  int32_t* const out = capacity > num_code ? ids + num_code : nullptr;  // the ids after a language code
+  const int room = capacity > num_code ? capacity - num_code : 0;
+  if (is_bpe()) {
+    s = SegmentBpe(ws, n, out, room, &count);
+    if (!s.ok()) return s;
+  } else {
+    SegmentUnigram(ws, n, out, room, &count);
+  }
+  if (count > capacity - num_code) {
+    return Status(StatusCode::kOutOfRange, "tokenizer: input has " + std::to_string(count + num_code) +
+                                               " tokens, more than the capacity of " + std::to_string(capacity));
+  }
+  if (num_code) ids[0] = code_id;
+  *num_ids = count + num_code;
+  return Status::Ok();
+}
 
+void SpmTokenizer::SegmentUnigram(const Workspace& ws, size_t n, int32_t* ids, int capacity, int* num) const {
+  const char* norm = ws.norm;
   // Viterbi over byte positions, exactly as sentencepiece's unigram EncodeOptimized (including
   // its mixed float/double score arithmetic and tie-breaking).
   const detail::SpmView& spm = *spm_;
@@ -463,14 +492,222 @@ Status SpmTokenizer::Encode(std::string_view text, void* workspace, size_t works
     }
     return count - k;
   };
-  const int count = walk(nullptr, 0);
-  if (count > capacity - num_code) {
-    return Status(StatusCode::kOutOfRange, "tokenizer: input has " + std::to_string(count + num_code) +
-                                               " tokens, more than the capacity of " + std::to_string(capacity));
+  *num = walk(nullptr, 0);
+  if (*num <= capacity) walk(ids, *num);
+}
+
+int SpmTokenizer::MergePiece(const char* s, size_t len) const {
+  if (len > max_merge_piece_) return -1;
+  const int idx = FindPiece(std::string_view(s, len));
+  if (idx < 0) return -1;
+  const PieceKind t = spm_->types[idx];
+  return t == PieceKind::kNormal || t == PieceKind::kUserDefined || t == PieceKind::kUnused ? idx : -1;
+}
+
+// BPE as sentencepiece's bpe::Model encodes (no dropout). The normalized text starts as one
+// symbol per character, a user-defined piece being one frozen symbol (never merged). Every
+// adjacent pair of unfrozen symbols whose concatenation is a NORMAL, USER_DEFINED or UNUSED
+// piece is a candidate; the candidate with the highest piece score merges (on equal scores the
+// leftmost), and the merged symbol's pairs with its neighbours become candidates, until none is
+// left. sentencepiece keeps the candidates in a priority queue and skips the stale ones when
+// they come up; a pair of symbols is never pushed twice with the same lengths, so the order it
+// merges in is exactly "best live candidate first", which is what this does with a tournament
+// tree over the symbols instead (O(log n) per merge, no allocation).
+//
+// Workspace, per normalized byte position i (the unigram arrays, reused):
+//   sym[i]   (ws.score)  a symbol [s, e): sym[s] = -(e - s); when e - s >= 2, sym[e - 1] = s
+//                        (the start of the symbol that ends there, so the previous symbol of
+//                        the one starting at i is found from sym[i - 1] in O(1))
+//   pair[i]  (ws.start)  for a symbol start: the spm index of its merge with the next symbol,
+//                        -1 none, kFrozen for a user-defined symbol
+//   tree[k]  (ws.piece)  k in [1, n): the best candidate (a symbol start) below node k; node
+//                        k >= n is the leaf of position k - n
+// UNUSED pieces: sentencepiece re-splits a final symbol that is an UNUSED piece into the two
+// symbols the last candidate forming that piece string joined (anywhere in the text), and those
+// again. Those candidates are logged (piece, left length, time) in the positions past n and
+// looked up, sorted, at the end.
+Status SpmTokenizer::SegmentBpe(const Workspace& ws, size_t n_bytes, int32_t* ids, int capacity, int* num) const {
+  if (n_bytes > size_t(INT32_MAX / 4)) {
+    return Status(StatusCode::kOutOfRange, "tokenizer: a normalized text of " + std::to_string(n_bytes) +
+                                               " bytes is too long for BPE (symbol positions are int32)");
   }
-  if (num_code) ids[0] = code_id;
-  walk(ids + num_code, count);
-  *num_ids = count + num_code;
+  const detail::SpmView& spm = *spm_;
+  const char* norm = ws.norm;
+  constexpr int32_t kFrozen = -2;
+  const int32_t n = static_cast<int32_t>(n_bytes);
+  int32_t* sym = reinterpret_cast<int32_t*>(ws.score);
+  int32_t* pair = ws.start;
+  int32_t* tree = ws.piece;
+  const size_t log_cap = ws.cap - n_bytes;  // entries at [n + 1, cap] of each array
+  int32_t* log_piece = sym + n + 1;
+  int32_t* log_split = pair + n + 1;
+  int32_t* log_time = tree + n + 1;
+  size_t log_len = 0;
+  bool log_overflow = false;
+
+  auto len_of = [&](int32_t i) { return -sym[i]; };
+  auto prev_of = [&](int32_t i) { return sym[i - 1] < 0 ? i - 1 : sym[i - 1]; };  // i > 0
+  auto live = [&](int32_t i) { return pair[i] >= 0; };
+  auto better = [&](int32_t a, int32_t b) {
+    if (!live(a)) return b;
+    if (!live(b)) return a;
+    const float sa = spm.scores[pair[a]], sb = spm.scores[pair[b]];
+    if (sa != sb) return sa > sb ? a : b;
+    return a < b ? a : b;
+  };
+  auto node = [&](int32_t k) { return k >= n ? k - n : tree[k]; };
+  // After position i's candidate changed: the nodes above it, up to the first whose winner is
+  // another position and stays the same (the nodes above that one see no change).
+  auto update = [&](int32_t i) {
+    for (int32_t k = (i + n) >> 1; k >= 1; k >>= 1) {
+      const int32_t w = better(node(2 * k), node(2 * k + 1));
+      if (w == tree[k] && w != i) return;
+      tree[k] = w;
+    }
+  };
+  // The candidate of symbol l with the symbol r after it (r == n: none), as MaybeAddNewSymbolPair.
+  auto set_pair = [&](int32_t l, int32_t r) {
+    if (pair[l] == kFrozen) return;
+    pair[l] = r >= n || pair[r] == kFrozen ? -1 : MergePiece(norm + l, size_t(len_of(l) + len_of(r)));
+    if (has_unused_ && pair[l] >= 0 && spm.types[pair[l]] == PieceKind::kUnused) {
+      if (log_len == log_cap) {
+        log_overflow = true;
+      } else {
+        log_piece[log_len] = pair[l];
+        log_split[log_len] = len_of(l);
+        log_time[log_len] = static_cast<int32_t>(log_len);
+        ++log_len;
+      }
+    }
+  };
+
+  // Characters (and user-defined pieces, frozen), as sentencepiece's PrefixMatcher cuts them.
+  // Every leaf of the tree is a position: those inside a symbol are never candidates.
+  std::fill(pair, pair + n, -1);
+  for (int32_t i = 0; i < n;) {
+    int32_t m = 0;
+    if (has_user_defined_) m = static_cast<int32_t>(UserDefinedPrefix(norm + i, n_bytes - size_t(i)));
+    const bool frozen = m > 0;
+    if (!frozen) m = static_cast<int32_t>(std::min(OneCharLen(static_cast<uint8_t>(norm[i])), n_bytes - size_t(i)));
+    sym[i] = -m;
+    if (m >= 2) sym[i + m - 1] = i;
+    pair[i] = frozen ? kFrozen : -1;
+    i += m;
+  }
+  for (int32_t i = 0; i < n; i += len_of(i)) set_pair(i, i + len_of(i));
+  for (int32_t k = n - 1; k >= 1; --k) tree[k] = better(node(2 * k), node(2 * k + 1));
+
+  for (;;) {
+    const int32_t l = node(1);
+    if (!live(l)) break;
+    const int32_t r = l + len_of(l);
+    const int32_t merged = len_of(l) + len_of(r);
+    pair[r] = -1;  // r's start now lies inside l
+    update(r);
+    sym[l] = -merged;
+    sym[l + merged - 1] = l;
+    if (l > 0) {
+      const int32_t p = prev_of(l);
+      set_pair(p, l);
+      update(p);
+    }
+    set_pair(l, l + merged);
+    update(l);
+  }
+  if (log_overflow) {
+    return Status(StatusCode::kOutOfRange,
+                  "tokenizer: the merges of a " + std::to_string(n_bytes) +
+                      "-byte normalized text into this model's UNUSED pieces exceed the workspace; size it with "
+                      "SpmTokenizer::WorkspaceBytes for a longer input");
+  }
+
+  // UNUSED re-splitting: the log sorted by (piece, time descending), so that the first entry of
+  // a piece is its last candidate. Heap sort in place (no allocation, O(L log L)).
+  auto log_less = [&](size_t a, size_t b) {
+    if (log_piece[a] != log_piece[b]) return log_piece[a] < log_piece[b];
+    return log_time[a] > log_time[b];
+  };
+  auto log_swap = [&](size_t a, size_t b) {
+    std::swap(log_piece[a], log_piece[b]);
+    std::swap(log_split[a], log_split[b]);
+    std::swap(log_time[a], log_time[b]);
+  };
+  auto sift_down = [&](size_t root, size_t end) {
+    for (size_t child; (child = 2 * root + 1) < end; root = child) {
+      if (child + 1 < end && log_less(child, child + 1)) ++child;
+      if (!log_less(root, child)) return;
+      log_swap(root, child);
+    }
+  };
+  for (size_t i = log_len / 2; i-- > 0;) sift_down(i, log_len);
+  for (size_t end = log_len; end > 1; --end) {
+    log_swap(0, end - 1);
+    sift_down(0, end - 1);
+  }
+  auto split_of = [&](int32_t piece) -> int32_t {  // left length of its last candidate, 0: none
+    size_t lo = 0, hi = log_len;
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (log_piece[mid] < piece) lo = mid + 1; else hi = mid;
+    }
+    return lo < log_len && log_piece[lo] == piece ? log_split[lo] : 0;
+  };
+
+  // The pieces, as sentencepiece's PopulateSentencePieceText turns them into ids: a run of
+  // unknown pieces is one piece (its surface looked up in the vocab, as HF does), or with byte
+  // fallback one byte piece per byte; a control piece ends a run.
+  int count = 0;
+  auto emit = [&](int32_t id) {
+    if (count < capacity) ids[count] = id;
+    ++count;
+  };
+  int32_t run_begin = 0, run_end = -1;  // the pending run of unknown pieces (run_end < 0: none)
+  auto end_run = [&]() {
+    if (run_end < 0) return;
+    emit(VocabForSurface(std::string_view(norm + run_begin, size_t(run_end - run_begin))));
+    run_end = -1;
+  };
+  auto piece_out = [&](int32_t begin, int32_t len, int idx) {  // idx: PieceToId (-1: not a piece)
+    if (idx < 0 || idx == spm.unk_id) {
+      if (spm.byte_fallback) {
+        for (int32_t b = begin; b < begin + len; ++b) emit(byte_vocab_[static_cast<uint8_t>(norm[b])]);
+      } else if (run_end == begin) {
+        run_end = begin + len;
+      } else {
+        end_run();
+        run_begin = begin;
+        run_end = begin + len;
+      }
+      return;
+    }
+    end_run();
+    emit(spm.to_vocab[idx]);
+  };
+  int32_t* stack = tree;  // tree[0, n]: free now; lengths of the parts still to resegment
+  for (int32_t i = 0; i < n; i += len_of(i)) {
+    const int idx = FindPiece(std::string_view(norm + i, size_t(len_of(i))));
+    if (!has_unused_ || idx < 0 || spm.types[idx] != PieceKind::kUnused) {
+      piece_out(i, len_of(i), idx);
+      continue;
+    }
+    // Left part first, each part again if it is an UNUSED piece a logged candidate formed.
+    int32_t depth = 0, at = i;
+    stack[depth++] = len_of(i);
+    while (depth > 0) {
+      const int32_t len = stack[--depth];
+      const int part = FindPiece(std::string_view(norm + at, size_t(len)));
+      const int32_t split = part >= 0 && spm.types[part] == PieceKind::kUnused ? split_of(part) : 0;
+      if (split > 0 && split < len) {  // depth stays <= the symbol's length: one entry per byte
+        stack[depth++] = len - split;
+        stack[depth++] = split;
+        continue;
+      }
+      piece_out(at, len, part);
+      at += len;
+    }
+  }
+  end_run();
+  *num = count;
   return Status::Ok();
 }
 

@@ -1,6 +1,6 @@
-// Runtime SentencePiece (unigram) tokenizer, reading the tokenizer tables stored in the model
-// file (detail::SpmView + detail::VocabView). No protobuf, no .spm file, no trie built at run
-// time. Gives the same ids as libsentencepiece + HF MarianTokenizer:
+// Runtime SentencePiece tokenizer (unigram and BPE models), reading the tokenizer tables stored
+// in the model file (detail::SpmView + detail::VocabView). No protobuf, no .spm file, no trie
+// built at run time. Gives the same ids as libsentencepiece + HF MarianTokenizer:
 //   code, rest = remove_language_code(text)
 //   ids = [vocab.get(p, vocab["<unk>"]) for p in code + sp.encode(rest, out_type=str)]
 // and decodes like MarianTokenizer.decode(ids, skip_special_tokens=True).
@@ -41,7 +41,11 @@ class SpmTokenizer {
   // Workspace bytes Encode needs for inputs of up to max_input_bytes UTF-8 bytes, assuming the
   // normalized text is at most kMaxNormalizedPerInputByte times longer than the input (always
   // true for ordinary text; some NFKC ligatures such as U+FDFA expand more, and an input whose
-  // normalized form does not fit the workspace gets kOutOfRange, never an overflow).
+  // normalized form does not fit the workspace gets kOutOfRange, never an overflow). The same
+  // for unigram and BPE models: BPE keeps its symbols, merge candidates and tournament tree in
+  // the unigram path's 13 bytes per normalized byte. (A BPE model with UNUSED pieces also logs
+  // the merges that form them, in the room the input leaves free; an input whose log does not
+  // fit gets kOutOfRange. libsentencepiece's trainer writes no UNUSED pieces.)
   static constexpr size_t kMaxNormalizedPerInputByte = 4;
   static size_t WorkspaceBytes(size_t max_input_bytes);
 
@@ -65,12 +69,22 @@ class SpmTokenizer {
                    std::string_view* normalized) const;
 
   int vocab_size() const { return static_cast<int>(vocab_->id_to_piece.size()); }
+  bool is_bpe() const { return spm_->model_type == detail::SpmModelType::kBpe; }
 
  private:
   struct Workspace;
   Status Validate();
   Status LayoutWorkspace(void* workspace, size_t workspace_bytes, Workspace* ws) const;
   Status NormalizeInto(std::string_view text, char* out, size_t capacity, size_t* len) const;
+  // Unigram: Viterbi over the normalized text; BPE: the merges. Both write the spm pieces' model
+  // ids (unknown runs merged or split into bytes as sentencepiece does) to ids[0, capacity) and
+  // set *count to the number of ids of the whole text (which may exceed capacity: nothing past it
+  // is written).
+  void SegmentUnigram(const Workspace& ws, size_t n, int32_t* ids, int capacity, int* count) const;
+  Status SegmentBpe(const Workspace& ws, size_t n, int32_t* ids, int capacity, int* count) const;
+  // BPE: the spm index of the piece s[0, len) if a merge may form it (NORMAL, USER_DEFINED or
+  // UNUSED), else -1.
+  int MergePiece(const char* s, size_t len) const;
   // Longest charsmap rule matching a prefix of s: returns the matched length (0: none) and the
   // replacement text.
   size_t CharsMapPrefix(const uint8_t* s, size_t n, std::string_view* replacement) const;
@@ -95,6 +109,8 @@ class SpmTokenizer {
   // Derived once at construction (no heap).
   float min_score_ = 0, max_score_ = 0;
   bool has_user_defined_ = false;
+  bool has_unused_ = false;                 // BPE: UNUSED pieces are re-split after the merges
+  size_t max_merge_piece_ = 0;              // BPE: bytes of the longest piece a merge may form
   int vocab_unk_ = 0;                       // vocab id of "<unk>" (HF unk fallback)
   int skip_ids_[3] = {-1, -1, -1};          // vocab ids of </s>, <unk>, <pad>
   int code_lo_ = 0, code_hi_ = 0;           // vocab ids [lo, hi) hold every ">>...<<" entry

@@ -1,6 +1,7 @@
 #include "transformer.h"
 
 #include "marian_layout.h"
+#include "status_macros.h"
 
 #include <cmath>
 #include <new>
@@ -10,8 +11,34 @@ namespace mtlite {
 namespace detail {
 
 Transformer::~Transformer() {
-  for (int i = 0; i < num_ops_; ++i) ops_[i].~Linear();
+  for (int i = 0; i < num_enc_ops_; ++i) enc_ops_[i].~EncoderLayerOps();
+  for (int i = 0; i < num_dec_ops_; ++i) dec_ops_[i].~DecoderLayerOps();
+  if (out_proj_) out_proj_->~Linear();
 }
+
+namespace {
+
+Status InitAttention(const AttentionView& w, AttentionOps* ops) {
+  MTLITE_RETURN_IF_ERROR(ops->q.Init(w.q, w.q_bias));
+  MTLITE_RETURN_IF_ERROR(ops->k.Init(w.k, w.k_bias));
+  MTLITE_RETURN_IF_ERROR(ops->v.Init(w.v, w.v_bias));
+  return ops->o.Init(w.o, w.o_bias);
+}
+
+Status InitSsru(const SsruView& w, SsruOps* ops) {
+  static const VectorView kNoBias;
+  MTLITE_RETURN_IF_ERROR(ops->w.Init(w.w, kNoBias));
+  return ops->wf.Init(w.wf, w.bf);
+}
+
+Status InitFfn(const FfnView& w, FfnOps* ops) {
+  MTLITE_RETURN_IF_ERROR(ops->fc1.Init(w.fc1, w.fc1_bias));
+  return ops->fc2.Init(w.fc2, w.fc2_bias);
+}
+
+bool Int8(const AttentionOps& a) { return a.q.int8() && a.k.int8() && a.v.int8() && a.o.int8(); }
+
+}  // namespace
 
 Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* arena, const Exec& ex) {
   md_ = &md;
@@ -53,51 +80,45 @@ Status Transformer::Init(const ModelData& md, const ArenaPlan& plan, uint8_t* ar
   dec_scratch_ = {plan.Get<int8_t>(arena, kBufDecQuant), plan.Get<float>(arena, kBufDecQuantScale),
                   plan.Get<float>(arena, kBufDecStaging)};
 
-  // Linear layers, constructed in the arena (destroyed by ~Transformer).
-  ops_ = plan.Get<Linear>(arena, kBufLayerOps);
-  const int total = NumOps(*cfg_);
-  for (; num_ops_ < total; ++num_ops_) new (ops_ + num_ops_) Linear();
+  // The blocks' linear layers, constructed in the arena (destroyed by ~Transformer): encoder
+  // layers, decoder layers, the output projection (Transformer::OpsBytes).
+  uint8_t* ops = plan.Get<uint8_t>(arena, kBufLayerOps);
+  enc_ops_ = reinterpret_cast<EncoderLayerOps*>(ops);
+  dec_ops_ = reinterpret_cast<DecoderLayerOps*>(ops + size_t(x.Le) * sizeof(EncoderLayerOps));
+  out_proj_ = new (ops + size_t(x.Le) * sizeof(EncoderLayerOps) + size_t(x.Ld) * sizeof(DecoderLayerOps)) Linear();
+  for (; num_enc_ops_ < x.Le; ++num_enc_ops_) new (enc_ops_ + num_enc_ops_) EncoderLayerOps();
+  for (; num_dec_ops_ < x.Ld; ++num_dec_ops_) new (dec_ops_ + num_dec_ops_) DecoderLayerOps();
+  dec_int8_ = enc_int8_ = true;
   for (int l = 0; l < x.Le; ++l) {
-    const EncoderLayerView& L = md.encoder[size_t(l)];
-    const std::tuple<const WeightView*, const VectorView*> w[kEncOps] = {
-        {&L.self_attn.q, &L.self_attn.q_bias}, {&L.self_attn.k, &L.self_attn.k_bias},
-        {&L.self_attn.v, &L.self_attn.v_bias}, {&L.self_attn.o, &L.self_attn.o_bias},
-        {&L.fc1, &L.fc1_bias},                 {&L.fc2, &L.fc2_bias}};
-    for (int j = 0; j < kEncOps; ++j)
-      if (Status s = enc(l, j).Init(*std::get<0>(w[j]), *std::get<1>(w[j])); !s.ok()) return s;
+    const EncoderLayerView& W = md.encoder[size_t(l)];
+    EncoderLayerOps& L = enc_ops_[l];
+    MTLITE_RETURN_IF_ERROR(InitAttention(W.self_attn, &L.self_attn));
+    MTLITE_RETURN_IF_ERROR(InitFfn(W.ffn, &L.ffn));
+    enc_int8_ = enc_int8_ && Int8(L.self_attn) && L.ffn.fc1.int8() && L.ffn.fc2.int8();
   }
   for (int l = 0; l < x.Ld; ++l) {
-    const DecoderLayerView& L = md.decoder[size_t(l)];
-    const std::tuple<const WeightView*, const VectorView*> w[kDecOps] = {
-        {&L.self_attn.q, &L.self_attn.q_bias},   {&L.self_attn.k, &L.self_attn.k_bias},
-        {&L.self_attn.v, &L.self_attn.v_bias},   {&L.self_attn.o, &L.self_attn.o_bias},
-        {&L.cross_attn.q, &L.cross_attn.q_bias}, {&L.cross_attn.k, &L.cross_attn.k_bias},
-        {&L.cross_attn.v, &L.cross_attn.v_bias}, {&L.cross_attn.o, &L.cross_attn.o_bias},
-        {&L.fc1, &L.fc1_bias},                   {&L.fc2, &L.fc2_bias}};
-    for (int j = 0; j < kDecOps; ++j) {
-      if (cfg_->decoder_ssru && j < 4) continue;  // below
-      if (Status s = dec(l, j).Init(*std::get<0>(w[j]), *std::get<1>(w[j])); !s.ok()) return s;
+    const DecoderLayerView& W = md.decoder[size_t(l)];
+    DecoderLayerOps& L = dec_ops_[l];
+    switch (cfg_->decoder_layer) {
+      case DecoderLayerKind::kSelfAttention:
+        MTLITE_RETURN_IF_ERROR(InitAttention(W.self_attn, &L.self_attn));
+        dec_int8_ = dec_int8_ && Int8(L.self_attn);
+        break;
+      case DecoderLayerKind::kSsru:
+        MTLITE_RETURN_IF_ERROR(InitSsru(W.ssru, &L.ssru));
+        dec_int8_ = dec_int8_ && L.ssru.w.int8() && L.ssru.wf.int8();
+        break;
     }
-    if (cfg_->decoder_ssru) {  // SSRU: W (no bias) and Wf in the self-attention's q and k slots
-      static const VectorView kNoBias;
-      if (Status s = dec(l, 0).Init(L.ssru_w, kNoBias); !s.ok()) return s;
-      if (Status s = dec(l, 1).Init(L.ssru_wf, L.ssru_bf); !s.ok()) return s;
-    }
+    MTLITE_RETURN_IF_ERROR(InitAttention(W.cross_attn, &L.cross_attn));
+    MTLITE_RETURN_IF_ERROR(InitFfn(W.ffn, &L.ffn));
+    dec_int8_ = dec_int8_ && Int8(L.cross_attn) && L.ffn.fc1.int8() && L.ffn.fc2.int8();
+    enc_int8_ = enc_int8_ && L.cross_attn.k.int8() && L.cross_attn.v.int8();  // projected by the encoder
   }
-  if (Status s = out_proj().Init(md.output_proj, md.final_logits_bias); !s.ok()) return s;
-  dec_int8_ = enc_int8_ = true;
-  for (int l = 0; l < x.Le; ++l)
-    for (int j = 0; j < kEncOps; ++j) enc_int8_ = enc_int8_ && enc(l, j).int8();
-  for (int l = 0; l < x.Ld; ++l)
-    for (int j = 0; j < kDecOps; ++j) {
-      if (cfg_->decoder_ssru && (j == 2 || j == 3)) continue;  // unused
-      dec_int8_ = dec_int8_ && dec(l, j).int8();
-      if (j == 5 || j == 6) enc_int8_ = enc_int8_ && dec(l, j).int8();
-    }
+  MTLITE_RETURN_IF_ERROR(out_proj().Init(md.output_proj, md.final_logits_bias));
 
-  // Marian sinusoid (HF MarianSinusoidalPositionalEmbedding), computed when not stored.
-  if (pos_enc) layout::MarianSinusoid(x.S, x.d, pos_enc);
-  if (pos_dec) layout::MarianSinusoid(x.T, x.d, pos_dec);
+  // The position kind's sinusoid, computed when not stored (marian_layout.h).
+  if (pos_enc) layout::Sinusoid(cfg_->positions, x.S, x.d, cfg_->pad_id, pos_enc);
+  if (pos_dec) layout::Sinusoid(cfg_->positions, x.T, x.d, cfg_->pad_id, pos_dec);
   return Status::Ok();
 }
 
@@ -108,9 +129,20 @@ Status Transformer::Lin(Span& span, Linear& L, const float* x, int m, float* y, 
   return L.Run(exec_, x, m, y, residual, act, sc);
 }
 
-void Transformer::Norm(Profiler* prof, Op op, int layer, float* x, int m, const LayerNormView& ln) {
+void Transformer::Norm(Profiler* prof, Op op, int layer, const float* x, int m, const LayerNormView& ln, float* out) {
   Span span(prof, op, layer);
-  exec_.K->layer_norm(x, m, dims_.d, ln.gamma.data, ln.beta.data, cfg_->layer_norm_eps, x);
+  exec_.K->layer_norm(x, m, dims_.d, ln.gamma.data, ln.beta.data, cfg_->layer_norm_eps, out);
+}
+
+const float* Transformer::BlockInput(Profiler* prof, Op op, int layer, float* x, int m, const LayerNormView& ln,
+                                     float* scratch) {
+  if (!pre_norm()) return x;
+  Norm(prof, op, layer, x, m, ln, scratch);
+  return scratch;
+}
+
+void Transformer::BlockOutput(Profiler* prof, Op op, int layer, float* x, int m, const LayerNormView& ln) {
+  if (!pre_norm()) Norm(prof, op, layer, x, m, ln, x);
 }
 
 // Scaled token embedding plus position. int8 tables are dequantized straight from their

@@ -1,16 +1,23 @@
 // The network: the encoder (encoder.cc) and one incremental decoder step (decoder_step.cc) of a
-// Marian transformer (post-norm, scaled embeddings + sinusoid or stored positions), as layers
-// over the model's weights (read in place) and the translator's arena.
+// transformer encoder-decoder, as blocks over the model's weights (read in place) and the
+// translator's arena. What varies between model families is data of the model file (ModelConfig),
+// never code of a family: the embedding scale and the position kind (a sinusoid or a stored
+// table), the norm placement of every block (post: x = LN(x + Block(x)); pre: x = x + Block(LN(x))),
+// a final norm per stack, the FFN activation, the decoder layer kind.
 //
-//   encoder layer i:  self-attention (q/k/v projection, masked attention, output projection,
-//                     + residual, layer norm), FFN (fc1 + activation, fc2 + residual, layer norm)
+//   encoder layer i:  self-attention block (q/k/v projection, masked attention, output
+//                     projection), FFN block (fc1 + activation, fc2); each with its residual add
+//                     and its layer norm; then the encoder's final norm, if any
 //   cross K/V:        every decoder layer's cross-attention K and V, projected once per sentence
-//   decoder step t:   per layer: causal self-attention over the KV cache (or Marian's SSRU cell
-//                     over the parent's state), cross-attention over the cross K/V (source padding
-//                     masked), FFN; then the output projection
+//   decoder step t:   per layer: a causal self-attention block over the KV cache (or Marian's SSRU
+//                     cell over the parent's state), a cross-attention block over the cross K/V
+//                     (source padding masked), an FFN block; the decoder's final norm, if any; then
+//                     the output projection
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "arena_plan.h"
 #include "beam_history.h"
@@ -21,11 +28,36 @@
 namespace mtlite {
 namespace detail {
 
+// The linear layers of each block, by the names of the model's views (model_data.h); constructed
+// in the arena by Transformer::Init. A block a layer does not have (the self-attention of an SSRU
+// layer, the SSRU cell of the others) keeps Linears without weights.
+struct AttentionOps {
+  Linear q, k, v, o;
+};
+struct SsruOps {
+  Linear w, wf;
+};
+struct FfnOps {
+  Linear fc1, fc2;
+};
+struct EncoderLayerOps {
+  AttentionOps self_attn;
+  FfnOps ffn;
+};
+struct DecoderLayerOps {
+  AttentionOps self_attn;
+  SsruOps ssru;
+  AttentionOps cross_attn;
+  FfnOps ffn;
+};
+
 class Transformer {
  public:
-  static constexpr int kEncOps = 6;   // q k v o fc1 fc2
-  static constexpr int kDecOps = 10;  // q k v o (SSRU: W Wf - -), cross q k v o, fc1 fc2
-  static int NumOps(const ModelConfig& c) { return c.encoder_layers * kEncOps + c.decoder_layers * kDecOps + 1; }
+  // Bytes of the layers' Linears in the arena (arena_plan.cc's "layers.ops").
+  static size_t OpsBytes(const ModelConfig& c) {
+    return size_t(c.encoder_layers) * sizeof(EncoderLayerOps) + size_t(c.decoder_layers) * sizeof(DecoderLayerOps) +
+           sizeof(Linear);
+  }
 
   Transformer() = default;
   Transformer(const Transformer&) = delete;
@@ -66,15 +98,39 @@ class Transformer {
   const Dims& dims() const { return dims_; }
 
  private:
-  Linear& enc(int layer, int op) { return ops_[layer * kEncOps + op]; }
-  Linear& dec(int layer, int op) { return ops_[dims_.Le * kEncOps + layer * kDecOps + op]; }
-  Linear& out_proj() { return ops_[num_ops_ - 1]; }
+  Linear& out_proj() { return *out_proj_; }
   void Embed(const WeightView& table, int32_t id, int pos, const float* positions, float* out) const;
   // One linear layer inside `span` (adds its weight bytes, MACs and shape to the span).
   Status Lin(Span& span, Linear& L, const float* x, int m, float* y, const float* residual, kernels::Act act,
              const LinearScratch& sc);
-  // LayerNorm of m rows in place, inside a span of `prof` (null: none).
-  void Norm(Profiler* prof, Op op, int layer, float* x, int m, const LayerNormView& ln);
+  // LayerNorm of m rows from x to out (in place when they are the same), inside a span of `prof`
+  // (null: none).
+  void Norm(Profiler* prof, Op op, int layer, const float* x, int m, const LayerNormView& ln, float* out);
+  bool pre_norm() const { return cfg_->norm == NormPlacement::kPre; }
+  // A block's input: with pre-norm LN(x) written to `scratch` (the m rows at x's row), else x.
+  const float* BlockInput(Profiler* prof, Op op, int layer, float* x, int m, const LayerNormView& ln, float* scratch);
+  // After a block's residual add: with post-norm, x = LN(x).
+  void BlockOutput(Profiler* prof, Op op, int layer, float* x, int m, const LayerNormView& ln);
+
+  // One worker's view of a fork-join: its task, its thread (profiler lane), an Exec with a serial
+  // pool and the profiler of its spans (task 0's runner: the call's lane-0 spans; none else), and
+  // `parts`, the profiler of a worker lane's trace parts (null for task 0's runner).
+  struct Task {
+    int task, thread;
+    Exec ex;
+    Profiler* parts;
+  };
+  // The threading of the row-parallel calls, in one place: runs body(const Task&, int* rows) on
+  // `tasks` tasks of the pool (body sets *rows to the rows it ran, for `balancer`). Task 0's
+  // runner records the lane-0 spans, whichever thread it is: the calling thread holds the
+  // enclosing span open and touches the profiler only after ParallelFor returns (which orders the
+  // two), then records the wait from the end of task 0 to the join as `join` (kNumOps: none);
+  // task 0's runner first records the wait from the fork to its start (waking the workers; longer
+  // when the caller ran late and a worker took task 0). The first failure is returned; `team`
+  // (non-null) is broken after it is recorded, so that the members it releases return `aborted`,
+  // which never comes first.
+  template <class Body>
+  Status ForkJoin(int tasks, Op join, RowBalancer* balancer, SpinBarrier* team, Body&& body);
 
   // Rows [r0, r1) of a decoder step's n rows, run on thread `lane`. prof: lane-0 spans (the
   // step's whole work); parts: a worker lane's trace parts (row-parallel steps).
@@ -117,12 +173,25 @@ class Transformer {
     int layer_, lane_, m_, n_, k_;
     uint64_t t0_;
   };
+  // decoder_step.cc: the stack over a step's rows, its blocks, and their linear layers.
+  class StepRows;
   Status DecoderLayers(const Exec& ex, const Rows& rows, int t, const int32_t* slots, const int32_t* tokens,
                        BeamHistory* history, int align_layer);
-  void SsruCell(int l, int t, int r0, int r1, const int32_t* slots);  // decoder_step.cc
+  Status DecSelfAttention(StepRows& s, int l, int t, const int32_t* slots, bool prefetch_kv);
+  Status DecSsru(StepRows& s, int l, int t, const int32_t* slots);
+  Status DecCrossAttention(StepRows& s, int l, int t, const int32_t* slots, BeamHistory* history, int align_layer,
+                           bool prefetch_kv);
+  Status DecFfn(StepRows& s, int l);
+  void SsruCell(int l, int t, int r0, int r1, const int32_t* slots);
+  // encoder.cc
   Status EncodeSentences(const Exec& ex, const EncPart& part, const int32_t* src_ids, int nb);
+  Status EncSelfAttention(const Exec& ex, const EncPart& part, int l, int nb);
+  Status EncFfn(const Exec& ex, const EncPart& part, int l, int nb);
   Status EncLinear(const Exec& ex, const EncPart& part, int layer, Linear& L, int n, const float* in, int in_row,
                    float* y, int y_row, bool residual, kernels::Act act);
+  // A linear layer over n of an encoder part's rows; `work` rows of the batch go to the span.
+  Status EncLin(const Exec& ex, const EncPart& part, Span& span, int l, Linear& L, int n, int work, const float* in,
+                int in_row, float* y, int y_row, bool residual, kernels::Act act);
 
   const ModelData* md_ = nullptr;
   const ModelConfig* cfg_ = nullptr;
@@ -133,8 +202,11 @@ class Transformer {
   bool enc_int8_ = false;  // every encoder projection and the cross K/V int8 (row-parallel encoding)
   bool dec_int8_ = false;  // every decoder projection int8 (row-parallel steps)
   Dims dims_;
-  Linear* ops_ = nullptr;  // in the arena
-  int num_ops_ = 0;
+  // in the arena: the layers' blocks, then the output projection
+  EncoderLayerOps* enc_ops_ = nullptr;
+  DecoderLayerOps* dec_ops_ = nullptr;
+  Linear* out_proj_ = nullptr;
+  int num_enc_ops_ = 0, num_dec_ops_ = 0;  // constructed so far (~Transformer destroys them)
   int smax_ = 0;           // longest source of the current batch
   const int32_t* out_blocks_ = nullptr;
   int num_out_blocks_ = 0;
@@ -157,6 +229,33 @@ class Transformer {
   size_t enc_quant_bytes_ = 0;  // enc_scratch_: quantized bytes, and
   int enc_quant_rows_ = 0;      // rows of scales (arena_plan.cc)
 };
+
+template <class Body>
+Status Transformer::ForkJoin(int tasks, Op join, RowBalancer* balancer, SpinBarrier* team, Body&& body) {
+  Profiler* prof = exec_.prof;
+  std::atomic<int> failed{-1};
+  Status error;
+  uint64_t lane0_end = 0;
+  const uint64_t fork = kernels::SteadyNs(), fork_ticks = prof ? prof->Now() : 0;
+  exec_.pool->ParallelFor(tasks, [&](int task, int thread) {
+    if (task == 0 && prof && join != Op::kNumOps) prof->Join(join, fork_ticks);
+    Task w{task, thread, exec_, task > 0 && thread > 0 ? prof : nullptr};
+    w.ex.pool = &serial_;
+    w.ex.prof = task == 0 ? prof : nullptr;
+    int rows = 0;
+    Status s = body(static_cast<const Task&>(w), &rows);
+    if (!s.ok()) {
+      int none = -1;
+      if (failed.compare_exchange_strong(none, task)) error = std::move(s);
+      if (team) team->Break();
+    }
+    balancer->Record(task, thread, rows, kernels::SteadyNs() - fork);
+    if (w.ex.prof) lane0_end = w.ex.prof->Now();
+  });
+  if (failed.load() >= 0) return error;
+  if (prof && join != Op::kNumOps) prof->Join(join, lane0_end);
+  return Status::Ok();
+}
 
 }  // namespace detail
 }  // namespace mtlite

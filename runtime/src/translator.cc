@@ -131,7 +131,7 @@ Status TranslatorImpl::EncodeSources(const std::string_view* texts, const int32_
                                                   " includes </s>)");
         return Err(s.code(), Sentence(b) + s.message());
       }
-      if (len > 0) dst[len++] = cfg_->eos_id;  // empty input stays empty: translated to ""
+      if (len > 0 && cfg_->source_eos) dst[len++] = cfg_->eos_id;  // empty input stays empty: translated to ""
     } else {
       len = lens[b];
       if (len < 0 || len > S)
@@ -233,13 +233,14 @@ Status TranslatorImpl::RunImpl(const std::string_view* texts, const int32_t* con
   steps_ = 0;
   detail::SearchSpec spec;
   spec.beam = opt.beam_size;
-  spec.marian = cfg_->marian_search;
-  spec.unk_id = cfg_->marian_search ? cfg_->unk_id : -1;
+  spec.kind = cfg_->search;
+  spec.min_length = spec.kind == SearchKind::kCT2 ? 1 : 0;  // CTranslate2's min_decoding_length default
+  spec.unk_id = spec.kind == SearchKind::kMarian ? cfg_->unk_id : -1;
   spec.length_penalty = opt.length_penalty;
   spec.greedy_scores = opt.return_scores;
   spec.vocab = x_.V;
   spec.eos_id = cfg_->eos_id;
-  spec.pad_id = cfg_->pad_id;
+  spec.pad_id = spec.kind == SearchKind::kCT2 ? -1 : cfg_->pad_id;  // CTranslate2 does not ban its padding token
   spec.decoder_start_id = cfg_->decoder_start_id;
   spec.bad_ids = cfg_->bad_word_ids.data();
   spec.num_bad = int(cfg_->bad_word_ids.size());

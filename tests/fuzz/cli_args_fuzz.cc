@@ -105,7 +105,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Require(a.batch >= 1 && a.batch <= 1024 && a.threads >= 1 && a.max_length >= 1 && a.max_source_tokens >= 1);
         Require(a.max_input_bytes >= 1 && std::isfinite(a.length_penalty) && std::isfinite(a.max_length_ratio));
         mtlite::ModelConfig c;
-        c.positions_stored = true;
+        c.positions = mtlite::PositionKind::kTable;
         c.max_positions = 16;
         const mtlite::TranslatorLimits l = mtlite::cli::TranslationLimits(a, c);
         Require(l.max_target_tokens <= 16 && l.max_source_tokens <= 16 && l.max_batch == a.batch);

@@ -1,5 +1,9 @@
 // libFuzzer target: the model's SentencePiece tokenizers on arbitrary bytes.
 //   bytes -> Encode (source and target tokenizer) -> Decode -> Encode -> Decode
+// and the same for one of the BPE models of tests/data/tokenizer, chosen by the first byte (the
+// demo model is unigram): bpe_2k, bpe_8k_bytes (byte fallback), bpe_udf (user-defined and
+// control symbols), bpe_suffix (whitespace as suffix), and bpe_2k with UNUSED pieces, on the
+// bytes after the first.
 // Properties:
 //   - Encode accepts exactly the valid UTF-8 inputs (checked against an independent validator);
 //     an invalid input is kInvalidArgument naming the byte offset; a valid one is OK, or
@@ -23,6 +27,8 @@
 #include <vector>
 
 #include "fuzz_util.h"
+#include "model_data.h"
+#include "spm_proto.h"
 #include "tokenizer.h"
 
 namespace mtlite {
@@ -31,9 +37,79 @@ namespace {
 using fuzz::Fail;
 using fuzz::IsValidUtf8;
 
+// A BPE model's tables built from its .spm the way the converter builds them, with the model's
+// own pieces as the vocabulary.
+struct BpeTables {
+  converter::SpmProto proto;
+  std::vector<float> scores;
+  std::vector<detail::PieceKind> types;
+  std::vector<int32_t> sorted, to_vocab;
+  detail::SpmView spm;
+  detail::VocabView vocab;
+  std::unique_ptr<SpmTokenizer> tok;
+
+  // unused_every > 0: every such multi-byte NORMAL piece becomes UNUSED.
+  BpeTables(const std::string& name, int unused_every) {
+    const std::string path = std::string(MTLITE_TOKENIZER_DATA_DIR) + "/" + name + ".model";
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) {
+      std::fprintf(stderr, "cannot open %s\n", path.c_str());
+      std::exit(2);
+    }
+    std::string bytes;
+    char buf[65536];
+    for (size_t k; (k = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.append(buf, k);
+    std::fclose(f);
+    Status s = converter::ParseSpmProto(bytes, &proto);
+    if (s.ok()) s = converter::ValidateSpmProto(proto, path);
+    if (!s.ok() || proto.model_type != 2) {
+      std::fprintf(stderr, "%s: not a valid BPE model: %s\n", path.c_str(), s.ToString().c_str());
+      std::exit(2);
+    }
+    const int n = int(proto.pieces.size());
+    for (int i = 0; i < n; ++i) {
+      converter::SpmPiece& p = proto.pieces[size_t(i)];
+      if (unused_every > 0 && p.type == 1 && p.piece.size() >= 2 && i % unused_every == 0) p.type = 5;
+    }
+    for (int i = 0; i < n; ++i) {
+      spm.pieces.push_back(proto.pieces[size_t(i)].piece);
+      scores.push_back(proto.pieces[size_t(i)].score);
+      types.push_back(detail::PieceKind(proto.pieces[size_t(i)].type));
+      to_vocab.push_back(i);
+      sorted.push_back(i);
+    }
+    std::sort(sorted.begin(), sorted.end(),
+              [&](int a, int b) { return proto.pieces[size_t(a)].piece < proto.pieces[size_t(b)].piece; });
+    spm.num_pieces = n;
+    spm.scores = scores.data();
+    spm.types = types.data();
+    spm.sorted_pieces = sorted.data();
+    spm.to_vocab = to_vocab.data();
+    spm.unk_id = proto.unk_id;
+    spm.bos_id = proto.bos_id;
+    spm.eos_id = proto.eos_id;
+    spm.pad_id = proto.pad_id;
+    spm.add_dummy_prefix = proto.add_dummy_prefix;
+    spm.remove_extra_whitespaces = proto.remove_extra_whitespaces;
+    spm.escape_whitespaces = proto.escape_whitespaces;
+    spm.treat_whitespace_as_suffix = proto.treat_whitespace_as_suffix;
+    spm.byte_fallback = proto.byte_fallback;
+    spm.model_type = detail::SpmModelType::kBpe;
+    spm.charsmap = reinterpret_cast<const uint8_t*>(proto.precompiled_charsmap.data());
+    spm.charsmap_size = proto.precompiled_charsmap.size();
+    for (const std::string_view p : spm.pieces) vocab.id_to_piece.push_back(p);
+    tok = std::make_unique<SpmTokenizer>(spm, vocab);
+    if (!tok->status().ok() || !tok->is_bpe()) {
+      std::fprintf(stderr, "%s: BPE tokenizer does not validate: %s\n", path.c_str(), tok->status().ToString().c_str());
+      std::exit(2);
+    }
+  }
+};
+
 struct State {
   std::shared_ptr<const Model> model;
   std::unique_ptr<Tokenizer> tokenizers;
+  std::vector<std::unique_ptr<BpeTables>> bpe;
   size_t max_piece_bytes = 0;
 };
 State* g_state = nullptr;
@@ -151,6 +227,11 @@ void InitTokenizers() {
   }
   g_state->max_piece_bytes = std::max(MaxPieceBytes(g_state->model->data().source_vocab),
                                       MaxPieceBytes(g_state->model->data().target_vocab));
+  for (const char* name : {"bpe_2k", "bpe_8k_bytes", "bpe_udf", "bpe_suffix"}) {
+    g_state->bpe.push_back(std::make_unique<BpeTables>(name, 0));
+  }
+  g_state->bpe.push_back(std::make_unique<BpeTables>("bpe_2k", 3));
+  for (const auto& b : g_state->bpe) g_state->max_piece_bytes = std::max(g_state->max_piece_bytes, MaxPieceBytes(b->vocab));
 }
 
 }  // namespace
@@ -168,5 +249,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   RoundTrip(g_state->tokenizers->source(), "source", input);
   RoundTrip(g_state->tokenizers->target(), "target", input);
   DecodeArbitraryIds(g_state->tokenizers->target(), "target", input);
+  if (size > 0) {
+    const SpmTokenizer& bpe = *g_state->bpe[data[0] % g_state->bpe.size()]->tok;
+    RoundTrip(bpe, "bpe", input.substr(1));
+    DecodeArbitraryIds(bpe, "bpe", input.substr(1));
+  }
   return 0;
 }

@@ -27,6 +27,13 @@ instead of copied); see vocab_with_codes().
 Output projection: tied to the decoder table (no lm_head.weight) unless untied_lm_head
 (tie_word_embeddings=false and a separate random `lm_head.weight`; preset "small").
 store_positions=false leaves out `*.embed_positions.weight` (the sinusoid must be computed).
+position_kind ("marian", "m2m100", "ct2"): the sinusoid stored as the position tables (m2m100:
+HF M2M100's at the padding offset, ct2: CTranslate2's; marian_ref.py computes them); the
+converter recognises each and stores none (the runtime computes it).
+Pre-norm (pre_norm=true; presets "prenorm*"): config.json normalize_before=true, blocks
+x + Block(LN(x)), and the stacks' final norms `model.encoder.layer_norm.*`,
+`model.decoder.layer_norm.*` (final_norms, default: pre_norm); the anti_repeat / logit_gain factor
+then goes to the decoder's final norm, the last norm before the output projection.
 Larger shared vocabularies (vocab_size > 8001; presets "tiny32k", "base"): the demo's vocab.json
 plus output-only pieces appended after it (ids 8001 .. vocab_size-1, see extended_vocab()): the
 SentencePiece models stay the demo's, so sources segment exactly as with the demo model and
@@ -70,7 +77,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from marian_ref import marian_sinusoid, write_safetensors  # noqa: E402
+from marian_ref import ct2_sinusoid, m2m100_sinusoid, marian_sinusoid, write_safetensors  # noqa: E402
 
 DEMO = os.path.join(ROOT, "models", "marian-en-de-tiny")
 # final_logits_bias at </s> for fixed_length: far below any logit of these models (|logit| < 100),
@@ -110,6 +117,17 @@ PRESETS = {
     "small-sep": dict(d_model=64, enc_heads=2, dec_heads=4, enc_layers=1, dec_layers=2, enc_ffn=128,
                       dec_ffn=192, activation="swish", target_vocab=3001, dtype="F32",
                       logit_gain=2.0, eos_clock=3.0, eos_bias=0.0, sublayer_gain=0.8),
+    # pre-norm stacks with final norms, each with one of the sinusoids the runtime computes
+    "prenorm": dict(d_model=64, enc_heads=4, dec_heads=4, enc_layers=2, dec_layers=2, enc_ffn=256,
+                    dec_ffn=256, activation="gelu", target_vocab=0, dtype="F32", pre_norm=True,
+                    store_positions=False, logit_gain=2.0, eos_clock=5.0, eos_bias=0.0),
+    "prenorm-m2m100": dict(d_model=64, enc_heads=4, dec_heads=4, enc_layers=2, dec_layers=2, enc_ffn=256,
+                           dec_ffn=256, activation="relu", target_vocab=0, dtype="F32", pre_norm=True,
+                           position_kind="m2m100", logit_gain=2.0, eos_clock=5.0, eos_bias=0.0),
+    "prenorm-ct2": dict(d_model=64, enc_heads=2, dec_heads=4, enc_layers=1, dec_layers=2, enc_ffn=128,
+                        dec_ffn=192, activation="swish", target_vocab=3001, dtype="F32", pre_norm=True,
+                        position_kind="ct2", untied_lm_head=True, logit_gain=2.0, eos_clock=3.0,
+                        eos_bias=0.0),
     # deployment shapes (module docstring); usually built with fixed_length for the benchmarks
     "demo": dict(_demo_shape(), dtype="F32", logit_gain=2.0, eos_clock=5.0, eos_bias=0.0),
     "tiny32k": dict(d_model=256, enc_heads=8, dec_heads=8, enc_layers=6, dec_layers=2, enc_ffn=1536,
@@ -162,7 +180,8 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
           activation, target_vocab=0, dtype="F32", seed=1, std=None, embed_std=None,
           eos_bias=None, scale_embedding=True, untied_lm_head=False, store_positions=True,
           max_positions=256, anti_repeat=True, sublayer_gain=0.5, eos_clock=0.0,
-          eos_clock_start=10, logit_gain=1.0, lang_codes=(), vocab_size=0, fixed_length=False):
+          eos_clock_start=10, logit_gain=1.0, lang_codes=(), vocab_size=0, fixed_length=False,
+          pre_norm=False, final_norms=None, position_kind="marian"):
     rng = np.random.Generator(np.random.PCG64(seed))
     d = d_model
     std = std if std is not None else 1.0 / np.sqrt(d)
@@ -171,6 +190,15 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
     head_std = 1.5 / np.sqrt(d)  # untied lm_head: logits of std ~1.5
     if eos_bias is None:
         eos_bias = 4.0
+
+    def positions():
+        if position_kind == "m2m100":
+            return m2m100_sinusoid(max_positions, d, pad)
+        if position_kind == "ct2":
+            return ct2_sinusoid(max_positions, d)
+        if position_kind != "marian":
+            raise ValueError(f"position_kind {position_kind!r} is not marian, m2m100 or ct2")
+        return marian_sinusoid(max_positions, d)
 
     def normal(shape, s):
         return (rng.standard_normal(size=shape) * s).astype(np.float32)
@@ -232,8 +260,11 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
             ln(f"{p}.{att}_layer_norm")
         linear(p + ".fc1", dec_ffn, d)
         linear(p + ".fc2", d, dec_ffn)
-        last = i == dec_layers - 1
+        last = i == dec_layers - 1 and not pre_norm
         ln(p + ".final_layer_norm", ((-1.0 if anti_repeat else 1.0) * logit_gain) if last else 1.0)
+    if pre_norm if final_norms is None else final_norms:
+        ln("model.encoder.layer_norm")
+        ln("model.decoder.layer_norm", ((-1.0 if anti_repeat else 1.0) * logit_gain) if pre_norm else 1.0)
     for k in list(w):
         if k.endswith("out_proj.weight") or k.endswith("fc2.weight"):
             w[k] = (w[k] * np.float32(sublayer_gain)).astype(np.float32)
@@ -248,14 +279,14 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
     if eos_clock:
         # A length "clock": the </s> output row points along the direction by which later
         # decoder positions differ from early ones, so P(</s>) grows with the output length.
-        pos = marian_sinusoid(max_positions, d).numpy().astype(np.float64)
+        pos = positions().numpy().astype(np.float64)
         u = pos[eos_clock_start:].mean(0) - pos[:eos_clock_start].mean(0)
         u *= eos_clock / np.linalg.norm(u) * (-1.0 if anti_repeat else 1.0)
         out_name = "lm_head.weight" if untied_lm_head else (
             "model.decoder.embed_tokens.weight" if separate else "model.shared.weight")
         w[out_name][eos] = u.astype(np.float32)
     if store_positions:
-        pos = marian_sinusoid(max_positions, d).numpy()
+        pos = positions().numpy()
         w["model.encoder.embed_positions.weight"] = pos
         w["model.decoder.embed_positions.weight"] = pos.copy()
 
@@ -268,7 +299,7 @@ def build(out, d_model, enc_heads, dec_heads, enc_layers, dec_layers, enc_ffn, d
         "encoder_attention_heads": enc_heads, "decoder_attention_heads": dec_heads,
         "encoder_ffn_dim": enc_ffn, "decoder_ffn_dim": dec_ffn,
         "activation_function": activation, "max_position_embeddings": max_positions,
-        "scale_embedding": bool(scale_embedding), "normalize_before": False,
+        "scale_embedding": bool(scale_embedding), "normalize_before": bool(pre_norm),
         "normalize_embedding": False, "static_position_embeddings": True, "add_bias_logits": False,
         "share_encoder_decoder_embeddings": not separate,
         "tie_word_embeddings": not untied_lm_head,

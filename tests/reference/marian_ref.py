@@ -8,16 +8,22 @@ safetensors); TextTools also python3-sentencepiece.
 
 Model
 -----
-Post-norm Transformer exactly as HF MarianMTModel:
+Post-norm Transformer exactly as HF MarianMT (config.json normalize_before=true: the pre-norm
+variant of fairseq / HF M2M100 below):
   encoder: h = embed(src) * embed_scale + pos[0..S-1]
            per layer: h = LN(h + SelfAttn(h, src_mask)); h = LN(h + fc2(act(fc1(h))))
   decoder: h = embed(tgt) * embed_scale + pos[past..past+T-1]
            per layer: h = LN(h + SelfAttn(h, causal)); h = LN(h + CrossAttn(h, enc, src_mask));
                       h = LN(h + fc2(act(fc1(h))))
   logits = h @ W_out^T + final_logits_bias
+Pre-norm (normalize_before): every block is h = h + Block(LN(h)) with the same norms, and a stack
+whose checkpoint has `model.encoder.layer_norm.*` / `model.decoder.layer_norm.*` ends with that
+norm (HF M2M100 / MBart names).
 Attention: q = (x Wq^T + bq) * head_dim^-0.5, k = x Wk^T + bk, v = x Wv^T + bv,
 softmax(q k^T + mask) v, then out_proj. embed_scale = sqrt(d_model) if scale_embedding else 1.
 Positions: `*.embed_positions.weight` when stored, else Marian's sinusoid (sin half, cos half).
+The other sinusoids the runtime computes (m2m100_sinusoid at HF M2M100's padding offset,
+ct2_sinusoid) are made here as stored tables (make_random_checkpoint.py position_kind).
 W_out: the decoder embedding (shared table when share_encoder_decoder_embeddings) when
 tie_word_embeddings (default true), else `lm_head.weight`.
 Every projection (q/k/v/out, fc1, fc2, W_out) is an nn.Linear around the checkpoint's tensors, so
@@ -166,6 +172,33 @@ def marian_sinusoid(n_pos, dim):
     return torch.from_numpy(out)
 
 
+def fairseq_sinusoid(n_pos, dim, first, float_log=False):
+    """Rows first..first+n_pos-1 of fairseq's sinusoid as HF M2M100SinusoidalPositionalEmbedding
+    .get_embedding computes it in torch float32 (the step ln(10000) / (half - 1) a Python float),
+    or with float_log as CTranslate2's SinusoidalPositionEncoder (the step in float32)."""
+    half = dim // 2
+    if float_log:
+        step = torch.log(torch.tensor(10000.0, dtype=torch.float32)) / torch.tensor(float(half - 1))
+        freq = torch.exp(torch.arange(half, dtype=torch.int64).float() * -step)
+    else:
+        freq = torch.exp(torch.arange(half, dtype=torch.int64).float() * -(math.log(10000) / (half - 1)))
+    ang = torch.arange(first, first + n_pos, dtype=torch.int64).float().unsqueeze(1) * freq.unsqueeze(0)
+    t = torch.cat([torch.sin(ang), torch.cos(ang)], dim=1)
+    if dim % 2:
+        t = torch.cat([t, torch.zeros(n_pos, 1)], dim=1)
+    return t
+
+
+def m2m100_sinusoid(n_pos, dim, pad):
+    """HF M2M100's positions of token indices 0..n_pos-1: the sinusoid at index + pad + 1."""
+    return fairseq_sinusoid(n_pos, dim, pad + 1)
+
+
+def ct2_sinusoid(n_pos, dim):
+    """CTranslate2's built-in sinusoid of token indices 0..n_pos-1 (at index + 1)."""
+    return fairseq_sinusoid(n_pos, dim, 1, float_log=True)
+
+
 def _gelu_new(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
@@ -212,8 +245,7 @@ class MarianRef:
         self.act = _ACTS[act]
         self.embed_scale = math.sqrt(self.d) if cfg.get("scale_embedding", False) else 1.0
         self.eps = 1e-5
-        if cfg.get("normalize_before", False):
-            raise ValueError("normalize_before (pre-norm) is not MarianMT")
+        self.pre_norm = bool(cfg.get("normalize_before", False))
         self.pad = cfg["pad_token_id"]
         self.eos = cfg["eos_token_id"]
         self.start = cfg.get("decoder_start_token_id", self.pad)
@@ -245,6 +277,8 @@ class MarianRef:
         maxpos = cfg.get("max_position_embeddings", 512)
         self.enc_pos = w.get("model.encoder.embed_positions.weight", marian_sinusoid(maxpos, self.d))
         self.dec_pos = w.get("model.decoder.embed_positions.weight", marian_sinusoid(maxpos, self.d))
+        self.enc_final_norm = "model.encoder.layer_norm.weight" in w
+        self.dec_final_norm = "model.decoder.layer_norm.weight" in w
         # Projections as nn.Linear, keyed by their checkpoint name with '/' for '.' (module names
         # cannot hold dots).
         # Decoder layers of Marian's SSRU cell (marian_semantics.py) instead of self-attention:
@@ -288,6 +322,16 @@ class MarianRef:
     def _ln(self, x, name):
         return F.layer_norm(x, (self.d,), self.w[name + ".weight"], self.w[name + ".bias"], self.eps)
 
+    def _block(self, h, norm, block):
+        """A block with its residual add and its norm: post-norm LN(h + block(h)), pre-norm
+        h + block(LN(h))."""
+        if self.pre_norm:
+            return h + block(self._ln(h, norm))
+        return self._ln(h + block(h), norm)
+
+    def _ffn(self, x, p):
+        return self._lin(self.act(self._lin(x, p + ".fc1")), p + ".fc2")
+
     def _lin(self, x, name):
         return self.proj[name.replace(".", "/")](x)
 
@@ -323,12 +367,16 @@ class MarianRef:
         H = self.enc_heads
         for i in range(self.enc_layers):
             p = f"model.encoder.layers.{i}"
-            q = self._q(h, p + ".self_attn", H)
-            k = self._split(self._lin(h, p + ".self_attn.k_proj"), H)
-            v = self._split(self._lin(h, p + ".self_attn.v_proj"), H)
-            h = self._ln(h + self._attend(q, k, v, mask, H, p + ".self_attn"), p + ".self_attn_layer_norm")
-            f = self._lin(self.act(self._lin(h, p + ".fc1")), p + ".fc2")
-            h = self._ln(h + f, p + ".final_layer_norm")
+
+            def attention(x):
+                q = self._q(x, p + ".self_attn", H)
+                k = self._split(self._lin(x, p + ".self_attn.k_proj"), H)
+                v = self._split(self._lin(x, p + ".self_attn.v_proj"), H)
+                return self._attend(q, k, v, mask, H, p + ".self_attn")
+            h = self._block(h, p + ".self_attn_layer_norm", attention)
+            h = self._block(h, p + ".final_layer_norm", lambda x: self._ffn(x, p))
+        if self.enc_final_norm:
+            h = self._ln(h, "model.encoder.layer_norm")
         return h, mask
 
     def cross_kv(self, enc):
@@ -359,15 +407,21 @@ class MarianRef:
             smask = torch.triu(torch.full((T, past_len + T), float("-inf")), diagonal=past_len + 1)[None, None]
         for i in range(self.dec_layers):
             p = f"model.decoder.layers.{i}"
-            q = self._q(h, p + ".self_attn", H)
-            k, v = cache.append(i, self._split(self._lin(h, p + ".self_attn.k_proj"), H),
-                                self._split(self._lin(h, p + ".self_attn.v_proj"), H), past_len)
-            h = self._ln(h + self._attend(q, k, v, smask, H, p + ".self_attn"), p + ".self_attn_layer_norm")
-            q = self._q(h, p + ".encoder_attn", H)
-            h = self._ln(h + self._attend(q, xkv[i][0], xkv[i][1], xmask, H, p + ".encoder_attn"),
-                         p + ".encoder_attn_layer_norm")
-            f = self._lin(self.act(self._lin(h, p + ".fc1")), p + ".fc2")
-            h = self._ln(h + f, p + ".final_layer_norm")
+
+            def self_attention(x):
+                q = self._q(x, p + ".self_attn", H)
+                k, v = cache.append(i, self._split(self._lin(x, p + ".self_attn.k_proj"), H),
+                                    self._split(self._lin(x, p + ".self_attn.v_proj"), H), past_len)
+                return self._attend(q, k, v, smask, H, p + ".self_attn")
+
+            def cross_attention(x):
+                q = self._q(x, p + ".encoder_attn", H)
+                return self._attend(q, xkv[i][0], xkv[i][1], xmask, H, p + ".encoder_attn")
+            h = self._block(h, p + ".self_attn_layer_norm", self_attention)
+            h = self._block(h, p + ".encoder_attn_layer_norm", cross_attention)
+            h = self._block(h, p + ".final_layer_norm", lambda x: self._ffn(x, p))
+        if self.dec_final_norm:
+            h = self._ln(h, "model.decoder.layer_norm")
         return self.proj[self.OUT](h) + self.out_b
 
     # -- helpers

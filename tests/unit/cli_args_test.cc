@@ -356,7 +356,7 @@ TEST(TranslateArgs, LimitsFollowTheOptions) {
                   .ok());
   ModelConfig c;
   c.max_positions = 256;
-  c.positions_stored = false;  // computed sinusoid: no cap
+  c.positions = mtlite::PositionKind::kSinusoidMarian;  // computed sinusoid: no cap
   TranslatorLimits l = TranslationLimits(a, c);
   EXPECT_EQ(l.max_batch, 5);
   EXPECT_EQ(l.max_beam, 3);
@@ -364,7 +364,7 @@ TEST(TranslateArgs, LimitsFollowTheOptions) {
   EXPECT_EQ(l.num_threads, 2);
   EXPECT_EQ(l.max_target_tokens, 300);
   EXPECT_EQ(l.max_source_tokens, 400);
-  c.positions_stored = true;  // a stored table has max_positions rows
+  c.positions = mtlite::PositionKind::kTable;  // a stored table has max_positions rows
   l = TranslationLimits(a, c);
   EXPECT_EQ(l.max_target_tokens, 256);
   EXPECT_EQ(l.max_source_tokens, 256);

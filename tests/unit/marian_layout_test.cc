@@ -222,5 +222,64 @@ TEST(Names, TensorsAndComponents) {
   EXPECT_EQ(layout::ComponentName({Part::kPadding}), "padding (64-byte alignment)");
 }
 
+// Fairseq's sinusoid (HF M2M100SinusoidalPositionalEmbedding.get_embedding) transcribed in
+// double: half = d // 2, emb = exp(j * -(ln(10000) / (half - 1))), row p = [sin(p emb)] ++
+// [cos(p emb)] (++ 0 for odd d). The runtime computes it in float, as torch and CTranslate2 do:
+// within a few float ulps of this at the angles of real sentences.
+std::vector<double> FairseqRow(int p, int d) {
+  const int half = d / 2;
+  std::vector<double> row(size_t(d), 0.0);
+  for (int j = 0; j < half; ++j) {
+    const double a = double(p) * std::exp(double(j) * -(std::log(10000.0) / double(half - 1)));
+    row[size_t(j)] = std::sin(a);
+    row[size_t(half + j)] = std::cos(a);
+  }
+  return row;
+}
+
+TEST(Sinusoids, EveryKindAtItsOffset) {
+  using layout::SinusoidRow;
+  const int pad = 1;  // M2M100's: token index i is at position i + 2
+  for (int d : {4, 7, 16, 64, 512}) {
+    SCOPED_TRACE(d);
+    std::vector<float> got(static_cast<size_t>(d));
+    for (int i : {0, 1, 5, 63, 255}) {
+      ASSERT_TRUE(SinusoidRow(PositionKind::kSinusoidM2M100, i, d, pad, got.data()));
+      const std::vector<double> m2m = FairseqRow(i + pad + 1, d);
+      // float angles: an error of a few ulps of the largest angle, p
+      const double tol_m2m = 1e-6 + 4.0 * 1.2e-7 * (i + pad + 1), tol_ct2 = 1e-6 + 4.0 * 1.2e-7 * (i + 1);
+      for (int j = 0; j < d; ++j) EXPECT_NEAR(got[size_t(j)], m2m[size_t(j)], tol_m2m) << "m2m100 " << i << " " << j;
+      if (d % 2) EXPECT_EQ(got[size_t(d - 1)], 0.0f);
+      if (d % 2 == 0) {
+        ASSERT_TRUE(SinusoidRow(PositionKind::kSinusoidCT2, i, d, pad, got.data()));
+        const std::vector<double> ct2 = FairseqRow(i + 1, d);
+        for (int j = 0; j < d; ++j) EXPECT_NEAR(got[size_t(j)], ct2[size_t(j)], tol_ct2) << "ct2 " << i << " " << j;
+      }
+      ASSERT_TRUE(SinusoidRow(PositionKind::kSinusoidMarian, i, d, pad, got.data()));
+      std::vector<float> marian(static_cast<size_t>(d));
+      layout::MarianSinusoidRow(i, d, marian.data());
+      EXPECT_EQ(got, marian);
+    }
+  }
+  float row[8];
+  EXPECT_FALSE(SinusoidRow(PositionKind::kTable, 0, 8, pad, row)) << "a stored table has no formula";
+}
+
+TEST(Sinusoids, DetectionTellsTheKindsApart) {
+  const int rows = 40, d = 16, pad = 1;
+  for (PositionKind kind : {PositionKind::kSinusoidMarian, PositionKind::kSinusoidM2M100, PositionKind::kSinusoidCT2}) {
+    std::vector<float> t(size_t(rows) * d);
+    ASSERT_TRUE(layout::Sinusoid(kind, rows, d, pad, t.data()));
+    for (PositionKind other :
+         {PositionKind::kSinusoidMarian, PositionKind::kSinusoidM2M100, PositionKind::kSinusoidCT2}) {
+      EXPECT_EQ(layout::IsSinusoid(other, t.data(), rows, d, pad), other == kind) << int(kind) << " " << int(other);
+    }
+    // M2M100's offset follows the pad id
+    if (kind == PositionKind::kSinusoidM2M100) EXPECT_FALSE(layout::IsSinusoid(kind, t.data(), rows, d, pad + 1));
+    t[size_t(rows / 2) * d + 3] += 1e-3f;
+    EXPECT_FALSE(layout::IsSinusoid(kind, t.data(), rows, d, pad));
+  }
+}
+
 }  // namespace
 }  // namespace mtlite

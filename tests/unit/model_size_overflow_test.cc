@@ -75,7 +75,7 @@ TEST(ModelSizeOverflow, LimitsPastTheAddressSpaceAreOutOfRange) {
   lim.max_n_best = 1;
   lim.max_source_tokens = 8;
   lim.max_target_tokens = 8191;  // batch x beam x positions < 2^31 (the KV cache row index)
-  if (c.positions_stored) lim.max_target_tokens = std::min(lim.max_target_tokens, c.max_positions);
+  if (c.positions == mtlite::PositionKind::kTable) lim.max_target_tokens = std::min(lim.max_target_tokens, c.max_positions);
   const uint64_t k_cache = uint64_t(c.decoder_layers) * uint64_t(lim.max_target_tokens) * uint64_t(lim.max_batch) *
                            uint64_t(lim.max_beam) * uint64_t(c.d_model) * 4;
   ASSERT_GT(k_cache, uint64_t(UINT32_MAX));

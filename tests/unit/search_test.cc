@@ -280,7 +280,7 @@ SearchRun RunLayer(const std::vector<SyntheticLogits>& fs, const Config& s, cons
                     row_score.data(), row_best.data(), sentence_rows.data()};
   SearchSpec spec;
   spec.beam = s.beam;
-  spec.marian = s.marian;
+  spec.kind = s.marian ? SearchKind::kMarian : SearchKind::kHF;
   spec.unk_id = s.marian ? s.unk : -1;
   spec.length_penalty = s.lp;
   spec.greedy_scores = s.greedy_scores;

@@ -68,8 +68,11 @@ static void StreamToJs(void* user, size_t sentence, const int32_t* ids, int num_
 void* mtlite_web_alloc(size_t bytes) { return std::aligned_alloc(64, (bytes + 63) / 64 * 64); }
 void mtlite_web_free(void* p) { std::free(p); }
 
-// out[0..8): positions_stored, max_positions, default_beam, default_max_length, source_vocab_size,
-// target_vocab_size, has_shortlist, d_model. data: 64-byte aligned. On failure, the loader's message
+// out[0..8): positions stored (1: a table, max_positions rows; 0: a sinusoid), max_positions, default_beam, default_max_length, source_vocab_size,
+// target_vocab_size, has_shortlist, d_model; out[8..14): the model's decoding defaults
+// (Model::DefaultTranslateOptions: beam_size, max_length, max_length_ratio as float bits,
+// max_length_offset, length_penalty as float bits) and a mask of those the file records (bit i
+// for field 8 + i). data: 64-byte aligned. On failure, the loader's message
 // (what is wrong with the model) goes to error[0, error_bytes), NUL-terminated and cut to fit: the
 // runtime's mtlite_last_error() is set by its C API only, not by this C++ call.
 mtlite_status mtlite_web_model_info(const void* data, size_t size, int32_t* out, char* error, size_t error_bytes) {
@@ -85,10 +88,19 @@ mtlite_status mtlite_web_model_info(const void* data, size_t size, int32_t* out,
     return static_cast<mtlite_status>(s.code());
   }
   const mtlite::ModelConfig& c = model.value()->config();
-  const int32_t v[8] = {c.positions_stored ? 1 : 0, c.max_positions, c.default_beam, c.default_max_length,
+  const int32_t v[8] = {c.positions == mtlite::PositionKind::kTable ? 1 : 0, c.max_positions, c.default_beam, c.default_max_length,
                         c.source_vocab_size, c.target_vocab_size, model.value()->has_shortlist() ? 1 : 0,
                         c.d_model};
   for (int i = 0; i < 8; ++i) out[i] = v[i];
+  const mtlite::TranslateOptions d = model.value()->DefaultTranslateOptions();
+  const mtlite::DecodingDefaults& r = model.value()->decoding_defaults();
+  out[8] = d.beam_size;
+  out[9] = d.max_length;
+  std::memcpy(&out[10], &d.max_length_ratio, 4);
+  out[11] = d.max_length_offset;
+  std::memcpy(&out[12], &d.length_penalty, 4);
+  out[13] = (r.beam_size ? 1 : 0) | (r.max_length ? 2 : 0) | (r.max_length_ratio ? 4 : 0) |
+            (r.max_length_offset ? 8 : 0) | (r.length_penalty ? 16 : 0);
   return MTLITE_OK;
 }
 

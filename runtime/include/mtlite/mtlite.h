@@ -74,6 +74,12 @@ void mtlite_limits_default(mtlite_limits* limits);
 void mtlite_options_default(mtlite_options* options);
 
 mtlite_status mtlite_model_load(const char* path, int verify_checksums, mtlite_model** out);
+/* mtlite_options_default with the model's recorded decoding defaults applied (beam size, length
+ * caps, length penalty: what its release translates with; mtlite::Model::DefaultTranslateOptions):
+ * the options to start from and override. A model without recorded defaults (or NULL) gives
+ * exactly mtlite_options_default. A NULL options pointer given to mtlite_translate means
+ * mtlite_options_default, as before. The translator's limits must allow the beam (max_beam). */
+void mtlite_options_from_model(const mtlite_model* model, mtlite_options* options);
 /* `data` must stay valid for the model's lifetime and be 64-byte aligned. */
 mtlite_status mtlite_model_from_buffer(const void* data, size_t size, int verify_checksums, mtlite_model** out);
 void mtlite_model_free(mtlite_model* model);

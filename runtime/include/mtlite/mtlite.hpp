@@ -78,6 +78,26 @@ class [[nodiscard]] Result {
 
 enum class WeightType { kF32, kF16, kInt8 };
 enum class ActivationKind { kSiLU, kReLU, kGELU, kGELUTanh };
+// The model family's choices, as data of the model file (schema/mtlite.fbs gives each value's
+// meaning; the codes are the schema's).
+// Where the position row of token index i comes from.
+enum class PositionKind : uint8_t {
+  kSinusoidMarian = 0,  // HF MarianSinusoidalPositionalEmbedding, computed at load
+  kTable = 1,           // stored tables (max_positions rows)
+  kSinusoidM2M100 = 2,  // HF M2M100's sinusoid at position i + pad_id + 1 (the padding offset)
+  kSinusoidCT2 = 3,     // CTranslate2's built-in sinusoid at position i + 1
+};
+// Where each block's layer norm sits: after the residual add (Marian, post-norm) or on the
+// block's input (x + Block(LN(x)), pre-norm).
+enum class NormPlacement : uint8_t { kPost = 0, kPre = 1 };
+// What each decoder layer runs before its cross-attention: causal self-attention over the KV
+// cache, or Marian's SSRU cell (transformer-decoder-autoreg: rnn, dec-cell: ssru).
+enum class DecoderLayerKind : uint8_t { kSelfAttention = 0, kSsru = 1 };
+// Beam search and scoring: HF generate's, or Marian's (the beam shrinks as hypotheses finish,
+// length_penalty is Marian's `normalize` over the length including </s>, <unk> is never
+// generated: the converter lists it in bad_word_ids).
+// kCT2: CTranslate2's (a sentence ends once `beam` hypotheses finished; length without </s>).
+enum class SearchKind : uint8_t { kHF = 0, kMarian = 1, kCT2 = 2 };
 
 struct ModelConfig {
   int d_model = 0;
@@ -86,7 +106,7 @@ struct ModelConfig {
   int encoder_ffn_dim = 0, decoder_ffn_dim = 0;
   ActivationKind activation = ActivationKind::kSiLU;
   float embed_scale = 1.0f;
-  bool positions_stored = false;  // false: Marian sinusoid computed at run time
+  PositionKind positions = PositionKind::kSinusoidMarian;
   int max_positions = 0;
   float layer_norm_eps = 1e-5f;
   bool shared_embeddings = true;
@@ -97,16 +117,32 @@ struct ModelConfig {
   std::vector<int> bad_word_ids;
   int default_beam = 4;
   int default_max_length = 256;
-  // Decoder layers run Marian's SSRU cell (one state vector per hypothesis) instead of causal
-  // self-attention (Marian's transformer-decoder-autoreg: rnn with dec-cell: ssru).
-  bool decoder_ssru = false;
-  // Marian's beam search and scoring instead of HF generate's (schema SearchKind): the beam
-  // shrinks as hypotheses finish, length_penalty is Marian's `normalize` over the length
-  // including </s>, <unk> is never generated (the converter lists it in bad_word_ids).
-  bool marian_search = false;
+  DecoderLayerKind decoder_layer = DecoderLayerKind::kSelfAttention;
+  SearchKind search = SearchKind::kHF;
+  NormPlacement norm = NormPlacement::kPost;
+  bool encoder_final_norm = false;  // a layer norm after the last encoder layer
+  bool decoder_final_norm = false;  // a layer norm after the last decoder layer (before the output projection)
+  bool source_eos = true;           // the source ends with </s> (CTranslate2's add_source_eos)
   WeightType weight_type = WeightType::kF32;
   std::string source_lang, target_lang;
 };
+
+// The decoding settings a model's release translates with, recorded in the file by the converter
+// (schema table DecodingDefaults: Marian's decoder.yml, ...). An empty optional was not recorded:
+// TranslateOptions' own default applies. Model::DefaultTranslateOptions() applies them.
+struct DecodingDefaults {
+  std::optional<int> beam_size;
+  std::optional<int> max_length;
+  std::optional<float> max_length_ratio;
+  std::optional<int> max_length_offset;
+  std::optional<float> length_penalty;
+  std::string_view source;  // where they were read ("decoder.yml"); a view into the model file
+  bool empty() const {
+    return !beam_size && !max_length && !max_length_ratio && !max_length_offset && !length_penalty;
+  }
+};
+
+struct TranslateOptions;
 
 struct LoadOptions {
   bool verify_checksums = false;  // CRC32C of every data buffer (reads all weights once)
@@ -161,6 +197,11 @@ class Model {
   size_t file_size() const;
   // True when the file has an output-vocabulary shortlist (TranslateOptions::use_shortlist).
   bool has_shortlist() const;
+  // The decoding settings recorded in the file (empty for a file without them).
+  const DecodingDefaults& decoding_defaults() const;
+  // TranslateOptions{} with the model's recorded decoding settings applied: the options to start
+  // from when a caller sets only some (a file without them: exactly TranslateOptions{}).
+  TranslateOptions DefaultTranslateOptions() const;
   // Checks every data buffer's CRC32C; kChecksumMismatch names the first bad tensor.
   Status VerifyChecksums() const;
   // Bytes of the file per component, in model order (embeddings, positions, final_logits_bias,
@@ -228,7 +269,7 @@ struct TranslateOptions {
   float max_length_ratio = 0;    // if > 0: cap also at ratio * source_tokens + max_length_offset
   int max_length_offset = 10;
   float length_penalty = 1.0f;   // score = sum_logprob / length^penalty (HF's; Marian's normalize
-                                 // with ModelConfig::marian_search)
+                                 // with ModelConfig::search kMarian)
   int n_best = 1;
   bool return_scores = false;
   bool return_alignments = false;

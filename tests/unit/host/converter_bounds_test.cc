@@ -13,6 +13,7 @@
 #include "hf_convert.h"
 #include "marian_checkpoint.h"
 #include "marian_convert.h"
+#include "archive_test_helpers.h"
 #include "model_test_helpers.h"
 #include "safetensors.h"
 
@@ -58,7 +59,7 @@ std::string Zip(const std::vector<ZipEntry>& entries) {
     Put(0, 2, &out);   // flags
     Put(0, 2, &out);   // stored
     Put(0, 4, &out);   // time, date
-    Put(0, 4, &out);   // crc (not checked)
+    Put(testing::Crc(e.data), 4, &out);
     Put(e.data.size(), 4, &out);
     Put(e.data.size(), 4, &out);
     Put(e.name.size(), 2, &out);
@@ -75,7 +76,7 @@ std::string Zip(const std::vector<ZipEntry>& entries) {
     Put(0, 2, &out);  // flags
     Put(0, 2, &out);  // stored
     Put(0, 4, &out);
-    Put(0, 4, &out);
+    Put(testing::Crc(entries[l].data), 4, &out);
     Put(entries[l].data.size(), 4, &out);
     Put(entries[l].data.size(), 4, &out);
     Put(e.name.size(), 2, &out);
@@ -113,12 +114,14 @@ TEST(ConverterBounds, NpzEntriesSharingDataAreRefused) {
   ASSERT_LT(npz.size(), 8192u);
   Status s = ParseCheckpoint(npz, "shared.npz");
   EXPECT_EQ(s.code(), StatusCode::kInvalidModel) << s.ToString();
-  EXPECT_NE(s.message().find("shared.npz: W1: zip entry data overlaps entry W0"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("shared.npz: zip entry 'W1.npy': data overlaps zip entry 'W0.npy'"), std::string::npos)
+      << s.message();
 
   // the same entry twice
   s = ParseCheckpoint(Zip({{"special:model.yml.npy", Npy("|S1", "(4,)", "a: 1")}, {"W0.npy", block}, {"W0.npy", "", 1}}),
                       "twice.npz");
-  EXPECT_NE(s.message().find("twice.npz: W0: zip entry data overlaps entry W0"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("twice.npz: zip entry 'W0.npy' appears twice in the central directory"), std::string::npos)
+      << s.message();
 
   // distinct entries pass the container checks (the options are what is wrong here)
   s = ParseCheckpoint(Zip({{"special:model.yml.npy", Npy("|S1", "(4,)", "a: 1")}, {"W0.npy", block}}), "ok.npz");
@@ -234,6 +237,34 @@ TEST(ConverterBounds, HfMaxPositionsIsBoundedBeforeTheSinusoidIsBuilt) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("max_position_embeddings"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// --semantics marian builds both position tables from config.json alone (max_position_embeddings
+// x d_model floats): a config that makes them larger than the checkpoint (and 16 MiB) is refused
+// before they are built (1000000 x 16384 would be 64 GB each).
+TEST(ConverterBounds, HfMarianSemanticsPositionTablesAreBoundedByTheCheckpoint) {
+  for (const auto& [positions, ok] : {std::pair<int64_t, bool>{1000000, false}, {600000, false}, {4096, true}}) {
+    SCOPED_TRACE(positions);
+    TempDir dir;
+    testing::TinyHf hf = testing::MakeTinyHf();
+    hf.config["max_position_embeddings"] = positions;
+    hf.Write(dir.path());
+    converter::ConvertOptions o;
+    o.semantics = converter::Semantics::kMarian;
+    converter::AlignedBytes out;
+    converter::ConversionReport report;
+    converter::ConvertInputs in;
+    Status s = converter::ConvertInput(dir.path(), o, &out, &report, &in);
+    if (ok) {
+      EXPECT_EQ(s.message().find("position tables"), std::string::npos) << s.ToString();
+      continue;
+    }
+    EXPECT_EQ(s.code(), StatusCode::kInvalidModel) << s.ToString();
+    EXPECT_NE(s.message().find("config.json: max_position_embeddings " + std::to_string(positions) +
+                               " x d_model 8 makes position tables of " + std::to_string(positions * 32) + " bytes"),
+              std::string::npos)
+        << s.message();
+  }
 }
 
 // ---- safetensors: data_offsets ------------------------------------------------------------------

@@ -108,7 +108,7 @@ TEST(CallerStorage, ModelLoadsWithoutAHeapAllocationAndEqualsTheHeapModel) {
   EXPECT_EQ(a.checks.size(), b.checks.size());
   EXPECT_TRUE(a.source_spm.pieces == b.source_spm.pieces);
   EXPECT_TRUE(a.target_vocab.id_to_piece == b.target_vocab.id_to_piece);
-  EXPECT_EQ(a.encoder[5].fc2.data, b.encoder[5].fc2.data);  // the same bytes, read in place
+  EXPECT_EQ(a.encoder[5].ffn.fc2.data, b.encoder[5].ffn.fc2.data);  // the same bytes, read in place
   // <pad> (8000) is banned in the file; every search masks it anyway, so caller storage leaves
   // it out of the (allocating) std::vector.
   EXPECT_EQ(b.config.bad_word_ids, std::vector<int>{8000});

@@ -442,8 +442,11 @@ TEST(MarianCheckpoint, ContainerDamageIsAnError) {
   const size_t cd = npz.find(std::string("PK\1\2", 4));
   ASSERT_NE(cd, std::string::npos);
   std::string deflated = npz;
-  deflated[cd + 10] = 8;  // the first central-directory entry says "deflate"
-  expect(deflated, StatusCode::kUnsupported, "compressed zip entry (method 8)");
+  deflated[cd + 10] = 8;  // the first central-directory entry says "deflate", its data is not
+  expect(deflated, StatusCode::kInvalidModel, "test.bin: zip entry 'Wemb.npy': ");
+  std::string bzip2 = npz;
+  bzip2[cd + 10] = 12;
+  expect(bzip2, StatusCode::kUnsupported, "zip entry 'Wemb.npy': compression method 12 (bzip2)");
 }
 
 // Every truncation and a few thousand single-byte changes of both containers give a Status,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,9 +19,11 @@
 #include "marian_layout.h"
 #include "model_data.h"
 #include "model_reader.h"
+#include "archive_test_helpers.h"
 #include "model_test_helpers.h"
 #include "quantize.h"
 #include "shortlist_builder.h"
+#include "zip_reader.h"
 
 namespace mtlite {
 namespace {
@@ -107,8 +110,8 @@ TEST(MarianConvert, EveryContainerAndTyingConvertsWithMarianSemantics) {
   EXPECT_EQ(c.unk_id, 1);
   EXPECT_FLOAT_EQ(c.layer_norm_eps, 1e-6f);
   EXPECT_FLOAT_EQ(c.embed_scale, std::sqrt(8.0f));
-  EXPECT_TRUE(c.positions_stored);
-  EXPECT_TRUE(c.marian_search);
+  EXPECT_EQ(c.positions, PositionKind::kTable);
+  EXPECT_EQ(c.search, SearchKind::kMarian);
   EXPECT_EQ(c.activation, ActivationKind::kSiLU);
   const ModelSpec spec = SpecOf(*m);
   EXPECT_EQ(Extra(spec, "semantics"), "marian");
@@ -201,8 +204,8 @@ TEST(MarianConvert, SemanticsChoices) {
   ASSERT_TRUE(Convert(DataPath("all.bin"), o, &b).ok());
   auto m = Load(b);
   EXPECT_FLOAT_EQ(m->config().layer_norm_eps, 1e-5f);
-  EXPECT_FALSE(m->config().positions_stored);
-  EXPECT_FALSE(m->config().marian_search);
+  EXPECT_EQ(m->config().positions, PositionKind::kSinusoidMarian);
+  EXPECT_EQ(m->config().search, SearchKind::kHF);
   EXPECT_EQ(Extra(SpecOf(*m), "semantics"), "hf");
 
   ConvertOptions h;
@@ -214,8 +217,8 @@ TEST(MarianConvert, SemanticsChoices) {
   m = Load(b);
   const ModelConfig& c = m->config();
   EXPECT_FLOAT_EQ(c.layer_norm_eps, 1e-6f);
-  EXPECT_TRUE(c.positions_stored);
-  EXPECT_TRUE(c.marian_search);
+  EXPECT_EQ(c.positions, PositionKind::kTable);
+  EXPECT_EQ(c.search, SearchKind::kMarian);
   const ModelSpec spec = SpecOf(*m);
   EXPECT_EQ(Extra(spec, "semantics"), "marian");
   EXPECT_EQ(F32(*Find(spec, layout::kDecoderPositions)), converter::MarianNativeSinusoid(c.max_positions, c.d_model));
@@ -410,6 +413,131 @@ TEST(MarianConvert, ErrorsNameTheOptionOrFile) {
   expect(DataPath("all.bin"), Options(Quantization::kInt8, {DataPath("all.npz")}), "neither a SentencePiece model");
   expect(testing::DemoHfDir(), Options(Quantization::kInt8), "--vocab is not used with an HF directory");
   expect(DataPath("vocab.yml"), Options(Quantization::kInt8), "neither a numpy .npz archive nor a Marian binary model");
+}
+
+// ---- compressed inputs ----------------------------------------------------------------------
+
+// np.savez_compressed writes deflate entries: the same checkpoint reads the same as stored.
+TEST(MarianConvert, CompressedNpzReadsAsStored) {
+  const std::string stored = ReadText(DataPath("all.npz"));
+  converter::ZipReader zip;
+  ASSERT_TRUE(converter::ZipReader::Open(stored, "all.npz", &zip).ok());
+  std::vector<testing::ZipFile> files;
+  for (const converter::ZipEntry& e : zip.entries()) {
+    ASSERT_EQ(e.method, 0);
+    std::string data;
+    ASSERT_TRUE(zip.Read(e, &data).ok());
+    files.push_back({e.name, data, 8});
+  }
+  const std::string deflated = testing::MakeZip(files);
+  ASSERT_NE(deflated, stored);
+  converter::MarianCheckpoint a, b;
+  ASSERT_TRUE(converter::ParseMarianCheckpoint(stored, "all.npz", &a).ok());
+  Status s = converter::ParseMarianCheckpoint(deflated, "compressed.npz", &b);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(a.yaml_text, b.yaml_text);
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (const auto& [name, t] : a.tensors) {
+    ASSERT_TRUE(b.tensors.count(name)) << name;
+    EXPECT_EQ(t.shape, b.tensors.at(name).shape) << name;
+    EXPECT_EQ(t.values, b.tensors.at(name).values) << name;
+  }
+  // zip64 records (numpy's force_zip64) read the same too
+  ASSERT_TRUE(converter::ParseMarianCheckpoint(testing::MakeZip(files, true), "zip64.npz", &b).ok());
+  EXPECT_EQ(a.tensors.at("Wemb").values, b.tensors.at("Wemb").values);
+  // a deflate entry whose data is damaged is refused by name
+  std::string damaged = deflated;
+  const converter::ZipEntry* w = nullptr;
+  converter::ZipReader dz;
+  ASSERT_TRUE(converter::ZipReader::Open(deflated, "compressed.npz", &dz).ok());
+  w = dz.Find("Wemb.npy");
+  ASSERT_NE(w, nullptr);
+  damaged[size_t(w->data_offset + w->compressed_size / 2)] ^= 0x55;
+  s = converter::ParseMarianCheckpoint(damaged, "compressed.npz", &b);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidModel) << s.ToString();
+  EXPECT_NE(s.message().find("compressed.npz: zip entry 'Wemb.npy': "), std::string::npos) << s.message();
+  // a bomb: entries that inflate to more than 16 x the archive + 1 MiB
+  files.push_back({"zeros.npy", std::string(3u << 20, '\0'), 8});
+  s = converter::ParseMarianCheckpoint(testing::MakeZip(files), "bomb.npz", &b);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidModel) << s.ToString();
+  EXPECT_TRUE(s.message().find("bomb.npz: zip entry 'zeros.npy': ") != std::string::npos &&
+              s.message().find("a decompression bomb?") != std::string::npos)
+      << s.ToString();
+}
+
+// Firefox Translations' releases are gzipped (model.*.bin.gz, vocab.*.spm.gz, lex.*.s2t.bin.gz):
+// the folder converts as it is, to the bytes of the plain folder.
+TEST(MarianConvert, GzippedReleaseFolderConvertsToTheSameBytes) {
+  std::vector<std::vector<uint32_t>> lists(11);
+  lists[2] = {3, 9};
+  lists[7] = {2, 6, 10};
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"model.xxyy.intgemm.alphas.bin", ReadText(DataPath("all.int8.bin"))},
+      {"vocab.xxyy.spm", ReadText(Spm())},
+      {"vocab.yml", ReadText(DataPath("vocab.yml"))},
+      {"lex.50.50.xxyy.s2t.bin", BinaryLexFile(4, 50, lists)}};
+  TempDir plain, gz;
+  for (const auto& [name, data] : files) {
+    WriteText(plain / name, data);
+    WriteText(gz / (name + ".gz"), testing::Gzip(data));
+  }
+  AlignedBytes a, b;
+  ConvertInputs in;
+  Status s = Convert(plain.path(), ConvertOptions(), &a);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  s = Convert(gz.path(), ConvertOptions(), &b, &in);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(in.model, gz / "model.xxyy.intgemm.alphas.bin.gz");
+  EXPECT_EQ(in.vocabs, (std::vector<std::string>{gz / "vocab.xxyy.spm.gz", gz / "vocab.yml.gz"}));
+  EXPECT_EQ(in.lex, gz / "lex.50.50.xxyy.s2t.bin.gz");
+  EXPECT_TRUE(Load(b)->data().shortlist.present);
+  EXPECT_TRUE(a == b) << "the gzipped folder converts to other bytes (" << a.size() << " vs " << b.size() << ")";
+  // a single gzipped checkpoint given with --vocab
+  AlignedBytes c, d;
+  ASSERT_TRUE(Convert(DataPath("all.bin"), Options(Quantization::kInt8), &c).ok());
+  WriteText(gz / "single.bin.gz", testing::Gzip(ReadText(DataPath("all.bin"))));
+  s = Convert(gz / "single.bin.gz", Options(Quantization::kInt8), &d);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Extra(SpecOf(*Load(d)), "marian_model"), "single.bin");
+  // both forms of one file
+  WriteText(gz / "vocab.xxyy.spm", ReadText(Spm()));
+  s = Convert(gz.path(), ConvertOptions(), &b);
+  EXPECT_NE(s.message().find("both vocab.xxyy.spm and vocab.xxyy.spm.gz"), std::string::npos) << s.ToString();
+  std::remove((gz / "vocab.xxyy.spm").c_str());
+  // a damaged one: refused by name
+  const std::string model_gz = testing::Gzip(files[0].second);
+  WriteText(gz / "model.xxyy.intgemm.alphas.bin.gz", model_gz.substr(0, model_gz.size() / 2));
+  s = Convert(gz.path(), ConvertOptions(), &b);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidModel) << s.ToString();
+  EXPECT_NE(s.message().find("model.xxyy.intgemm.alphas.bin.gz: truncated gzip data"), std::string::npos) << s.ToString();
+}
+
+// `mtlite convert` that fails leaves no output file behind: nothing new, no temporary file, and an
+// existing file of that name unchanged.
+TEST(MarianConvert, FailedConvertLeavesNoOutput) {
+  TempDir d;
+  const std::string model_gz = testing::Gzip(ReadText(DataPath("all.int8.bin")));
+  WriteText(d / "model.xxyy.intgemm.alphas.bin.gz", model_gz.substr(0, model_gz.size() - 9));
+  WriteText(d / "vocab.xxyy.spm.gz", testing::Gzip(ReadText(Spm())));
+  WriteText(d / "vocab.yml", ReadText(DataPath("vocab.yml")));
+  TempDir out_dir;
+  const std::string out = out_dir / "m.mtlite";
+  auto r = testing::RunCli("convert '" + d.path() + "' -o '" + out + "' --quiet");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("model.xxyy.intgemm.alphas.bin.gz: truncated gzip data"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_TRUE(std::filesystem::is_empty(out_dir.path()));
+  WriteText(out, "an older model");
+  r = testing::RunCli("convert '" + d.path() + "' -o '" + out + "' --quiet");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(ReadText(out), "an older model");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(out_dir.path()), std::filesystem::directory_iterator()), 1);
+  // and the same folder, repaired, converts over it
+  WriteText(d / "model.xxyy.intgemm.alphas.bin.gz", model_gz);
+  r = testing::RunCli("convert '" + d.path() + "' -o '" + out + "' --quiet");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Model::Load(out).ok());
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(out_dir.path()), std::filesystem::directory_iterator()), 1);
 }
 
 }  // namespace

@@ -42,7 +42,13 @@ const std::vector<RejectCase>& Cases() {
   static const std::vector<RejectCase> cases = {
       {"unknown_activation", [](TinyHf* h) { h->config["activation_function"] = "mish"; },
        {"activation_function", "mish"}},
-      {"pre_norm", [](TinyHf* h) { h->config["normalize_before"] = true; }, {"normalize_before"}},
+      {"pre_norm_not_a_bool", [](TinyHf* h) { h->config["normalize_before"] = "yes"; }, {"normalize_before", "true or false"}},
+      {"final_norm_without_bias",
+       [](TinyHf* h) {
+         h->config["normalize_before"] = true;
+         h->tensors["model.encoder.layer_norm.weight"] = h->tensors["model.encoder.layers.0.final_layer_norm.weight"];
+       },
+       {"model.encoder.layer_norm.bias", "missing"}},
       {"add_bias_logits", [](TinyHf* h) { h->config["add_bias_logits"] = true; }, {"add_bias_logits"}},
       {"normalize_embedding", [](TinyHf* h) { h->config["normalize_embedding"] = true; },
        {"normalize_embedding"}},

@@ -190,14 +190,14 @@ TEST(Damage, WrongIdentifier) {
 // HF's rules (what a version-3 reader would do with it).
 TEST(Damage, MarianSearchNeedsFormatVersion4) {
   ModelSpec spec = TinySpec();
-  spec.config.marian_search = true;
+  spec.config.search = SearchKind::kMarian;
   AlignedBytes b = converter::SerializeModel(spec);
   const fb::Model* root = fb::GetSizePrefixedModel(b.data());
   ASSERT_EQ(root->format_version(), layout::kFormatVersionMarianSearch);
   {
     auto m = Model::FromBuffer(b.data(), b.size());
     ASSERT_TRUE(m.ok()) << m.status().ToString();
-    EXPECT_TRUE((*m)->config().marian_search);
+    EXPECT_EQ((*m)->config().search, SearchKind::kMarian);
   }
   const auto* table = reinterpret_cast<const flatbuffers::Table*>(root);
   const uint8_t* field = table->GetAddressOf(fb::Model::VT_FORMAT_VERSION);
@@ -293,7 +293,7 @@ const std::vector<SpecCase>& SpecCases() {
       {"beam_above_the_search", [](ModelSpec* s) { s->config.default_beam = detail::kMaxBeam + 1; }, "default_beam"},
       {"int8_weight_bytes_past_32_bits", WeightBytesPast32Bits, "model.shared.weight"},
       {"shared_but_sizes_differ", [](ModelSpec* s) { s->config.target_vocab_size -= 1; }, "shared_embeddings"},
-      {"positions_table_missing", [](ModelSpec* s) { s->config.positions_stored = true; }, "embed_positions"},
+      {"positions_table_missing", [](ModelSpec* s) { s->config.positions = PositionKind::kTable; }, "embed_positions"},
       {"missing_tensor",
        [](ModelSpec* s) {
          s->tensors.erase(std::find_if(s->tensors.begin(), s->tensors.end(),

@@ -42,7 +42,7 @@ std::map<std::string, uint64_t> ExpectedComponentBytes(const ModelConfig& c) {
   want["embeddings/output"] = WeightBytes(c.source_vocab_size, d, t) +
                               (c.shared_embeddings ? 0 : WeightBytes(c.target_vocab_size, d, t)) +
                               (c.tied_output ? 0 : WeightBytes(c.target_vocab_size, d, t));
-  want["positions"] = c.positions_stored ? 2 * 4ull * uint64_t(c.max_positions) * uint64_t(d) : 0;
+  want["positions"] = c.positions == PositionKind::kTable ? 2 * 4ull * uint64_t(c.max_positions) * uint64_t(d) : 0;
   want["final_logits_bias"] = c.has_final_logits_bias ? 4ull * uint64_t(c.target_vocab_size) : 0;
   for (int i = 0; i < c.encoder_layers; ++i) {
     want["encoder.layer." + std::to_string(i)] =
@@ -132,7 +132,7 @@ TEST(SizeProfile, TinyLayoutsMatchTheirConfig) {
     const converter::AlignedBytes bytes = Convert(testing::MakeTinyHf(o), q, &spec);
     auto model = Model::FromBuffer(bytes.data(), bytes.size());
     ASSERT_TRUE(model.ok()) << model.status().ToString();
-    ASSERT_TRUE(model.value()->config().positions_stored);
+    ASSERT_EQ(model.value()->config().positions, PositionKind::kTable);
     ExpectProfileMatchesConfig(**model);
   }
 }
@@ -230,9 +230,9 @@ TEST(OddDModel, SinusoidTablesAreRecognisedAndTranslateAsStoredTables) {
     SCOPED_TRACE(converter::QuantizationName(q));
     converter::ModelSpec spec;
     const converter::AlignedBytes computed = Convert(testing::MakeTinyHf(OddOptions()), q, &spec);
-    EXPECT_FALSE(spec.config.positions_stored) << "HF's odd-d sinusoid tables were not recognised";
+    EXPECT_EQ(spec.config.positions, PositionKind::kSinusoidMarian) << "HF's odd-d sinusoid tables were not recognised";
     // What the converter wrote before it knew the odd-d sinusoid: the checkpoint's tables.
-    spec.config.positions_stored = true;
+    spec.config.positions = PositionKind::kTable;
     const std::vector<float> table = testing::Sinusoid(spec.config.max_positions, spec.config.d_model);
     for (const char* name : {layout::kEncoderPositions, layout::kDecoderPositions}) {
       converter::TensorSpec t;
@@ -262,7 +262,7 @@ TEST(OddDModel, AMissingTableIsFilledWithTheHfSinusoid) {
   auto model = Model::FromBuffer(bytes.data(), bytes.size(), LoadOptions{true});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const detail::ModelData& md = model.value()->data();
-  ASSERT_TRUE(md.config.positions_stored);
+  ASSERT_EQ(md.config.positions, PositionKind::kTable);
   ASSERT_NE(md.decoder_positions.data, nullptr);
   const std::vector<float> want = testing::Sinusoid(md.config.max_positions, md.config.d_model);
   ASSERT_EQ(size_t(md.decoder_positions.size), want.size());

@@ -41,7 +41,7 @@ void CollectViews(const detail::ModelData& md, std::vector<NamedWeight>* w, std:
   }
   if (!c.tied_output) w->push_back({"lm_head.weight", &md.output_proj});
   if (c.has_final_logits_bias) v->push_back({"final_logits_bias", &md.final_logits_bias});
-  if (c.positions_stored) {
+  if (c.positions == PositionKind::kTable) {
     v->push_back({"model.encoder.embed_positions.weight", &md.encoder_positions});
     v->push_back({"model.decoder.embed_positions.weight", &md.decoder_positions});
   }
@@ -60,24 +60,24 @@ void CollectViews(const detail::ModelData& md, std::vector<NamedWeight>* w, std:
     v->push_back({p + ".bias", &n.beta});
   };
   auto ffn = [&](const std::string& p, const auto& l) {
-    w->push_back({p + ".fc1.weight", &l.fc1});
-    w->push_back({p + ".fc2.weight", &l.fc2});
-    v->push_back({p + ".fc1.bias", &l.fc1_bias});
-    v->push_back({p + ".fc2.bias", &l.fc2_bias});
-    norm(p + ".final_layer_norm", l.final_ln);
+    w->push_back({p + ".fc1.weight", &l.ffn.fc1});
+    w->push_back({p + ".fc2.weight", &l.ffn.fc2});
+    v->push_back({p + ".fc1.bias", &l.ffn.fc1_bias});
+    v->push_back({p + ".fc2.bias", &l.ffn.fc2_bias});
+    norm(p + ".final_layer_norm", l.ffn.ln);
   };
   for (size_t i = 0; i < md.encoder.size(); ++i) {
     const std::string p = "model.encoder.layers." + std::to_string(i);
     attn(p + ".self_attn", md.encoder[i].self_attn);
-    norm(p + ".self_attn_layer_norm", md.encoder[i].self_attn_ln);
+    norm(p + ".self_attn_layer_norm", md.encoder[i].self_attn.ln);
     ffn(p, md.encoder[i]);
   }
   for (size_t i = 0; i < md.decoder.size(); ++i) {
     const std::string p = "model.decoder.layers." + std::to_string(i);
     attn(p + ".self_attn", md.decoder[i].self_attn);
-    norm(p + ".self_attn_layer_norm", md.decoder[i].self_attn_ln);
+    norm(p + ".self_attn_layer_norm", md.decoder[i].self_attn.ln);
     attn(p + ".encoder_attn", md.decoder[i].cross_attn);
-    norm(p + ".encoder_attn_layer_norm", md.decoder[i].cross_attn_ln);
+    norm(p + ".encoder_attn_layer_norm", md.decoder[i].cross_attn.ln);
     ffn(p, md.decoder[i]);
   }
 }
@@ -140,7 +140,7 @@ void ExpectMatchesCheckpoint(const Model& model, const Safetensors& st) {
     ASSERT_EQ(size_t(v->size), ref.size()) << name;
     EXPECT_EQ(std::memcmp(v->data, ref.data(), ref.size() * 4), 0) << name;
   }
-  if (!md.config.positions_stored) {
+  if (md.config.positions != PositionKind::kTable) {
     EXPECT_EQ(md.encoder_positions.data, nullptr);
     const std::vector<float> sin = testing::Sinusoid(md.config.max_positions, md.config.d_model);
     for (const char* name : {"model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"}) {
@@ -225,7 +225,7 @@ TEST_P(DemoRoundTrip, TokenizerAndConfigMatchTheHfFiles) {
   EXPECT_EQ(c.decoder_ffn_dim, cfg["decoder_ffn_dim"].get<int>());
   EXPECT_EQ(c.activation, ActivationKind::kSiLU);
   EXPECT_EQ(c.embed_scale, 16.0f);
-  EXPECT_FALSE(c.positions_stored);
+  EXPECT_EQ(c.positions, PositionKind::kSinusoidMarian);
   EXPECT_EQ(c.max_positions, 256);
   EXPECT_TRUE(c.shared_embeddings);
   EXPECT_TRUE(c.tied_output);
@@ -330,7 +330,7 @@ TEST_P(TinyRoundTrip, SeparateEmbeddingsUntiedOutputLearnedPositions) {
   const detail::ModelData& md = c.model->data();
   EXPECT_FALSE(md.config.shared_embeddings);
   EXPECT_FALSE(md.config.tied_output);
-  EXPECT_TRUE(md.config.positions_stored);
+  EXPECT_EQ(md.config.positions, PositionKind::kTable);
   EXPECT_NE(md.source_embed.data, md.target_embed.data);
   EXPECT_NE(md.output_proj.data, md.target_embed.data);
   ExpectMatchesCheckpoint(*c.model, c.st);

@@ -105,8 +105,14 @@ bool Changed(const ConfigField& f, const ModelConfig& base, ModelConfig* out) {
       break;
     }
     case FieldKind::kPositive: c.*m.f = base.*m.f * 2; candidates.push_back(c); break;
-    case FieldKind::kBool:
-    case FieldKind::kChoice: c.*m.b = !(base.*m.b); candidates.push_back(c); break;
+    case FieldKind::kBool: c.*m.b = !(base.*m.b); candidates.push_back(c); break;
+    case FieldKind::kEnum:  // every other value
+      for (const detail::EnumValue& e : *f.values) {
+        if (e.code == m.enumeration.get(base)) continue;
+        m.enumeration.set(&c, e.code);
+        candidates.push_back(c);
+      }
+      break;
     case FieldKind::kActivation:
       for (int code = 0; layout::ActivationFromCode(code, &(c.*m.activation)); ++code) {
         if (c.*m.activation != base.*m.activation) candidates.push_back(c);
@@ -160,10 +166,25 @@ TEST(ModelSpec, NamesTheSchemaFieldsWithTheirSlotsTypesAndDefaults) {
         EXPECT_EQ(s->default_integer() != 0, defaults.*f.member.b);
         break;
       case FieldKind::kActivation:
-      case FieldKind::kChoice:
         EXPECT_EQ(type, reflection::Byte);
         EXPECT_EQ(s->default_integer(), detail::EnumCode(f, defaults));
         break;
+      case FieldKind::kEnum: {
+        EXPECT_EQ(type, reflection::Byte);
+        EXPECT_EQ(s->default_integer(), detail::EnumCode(f, defaults));
+        // the table's values are exactly the schema enum's, each with a distinct name
+        ASSERT_GE(s->type()->index(), 0) << "not an enum field";
+        const reflection::Enum* e = reflection::GetSchema(bfbs.data())->enums()->Get(uint32_t(s->type()->index()));
+        std::set<int64_t> want, got;
+        std::set<std::string> names;
+        for (const reflection::EnumVal* v : *e->values()) want.insert(v->value());
+        for (const detail::EnumValue& v : *f.values) {
+          got.insert(v.code);
+          EXPECT_TRUE(names.insert(v.name).second) << v.name;
+        }
+        EXPECT_EQ(got, want) << e->name()->str();
+        break;
+      }
       case FieldKind::kBannedIds:
         EXPECT_EQ(type, reflection::Vector);
         EXPECT_EQ(s->type()->element(), reflection::Int);
@@ -212,6 +233,39 @@ TEST(ModelSpec, EveryFieldTheWriterWritesTheLoaderReadsBackEqual) {
     ASSERT_NE(Repr(f, changed), Repr(f, Base()));
     ASSERT_TRUE(WriteAndLoad(changed, &loaded).ok());
     for (const ConfigField& g : stored) EXPECT_EQ(Repr(g, loaded), Repr(g, changed)) << g.name;
+  }
+}
+
+TEST(ModelSpec, TheVersion5FieldsAreWrittenOnlyWhenNotTheirDefaults) {
+  // A file of an older kind keeps its bytes: no norm fields, the version it had.
+  const AlignedBytes old = Write(Base());
+  const auto& t = reinterpret_cast<const flatbuffers::Table&>(ConfigTable(old));
+  for (uint16_t slot : {fb::Config::VT_NORM, fb::Config::VT_ENCODER_FINAL_NORM, fb::Config::VT_DECODER_FINAL_NORM})
+    EXPECT_EQ(t.GetOptionalFieldOffset(slot), 0) << slot;
+  EXPECT_EQ(fb::GetSizePrefixedModel(old.data())->format_version(), layout::kFormatVersion1);
+  // Each version-5 choice on its own makes a version-5 file, and a file that says less is refused
+  // with the field's name.
+  struct Case {
+    void (*set)(ModelConfig*);
+    const char* what;
+  };
+  const Case cases[] = {
+      {[](ModelConfig* c) { c->norm = NormPlacement::kPre; }, "config.norm Pre"},
+      {[](ModelConfig* c) { c->encoder_final_norm = true; }, "config.encoder_final_norm"},
+      {[](ModelConfig* c) { c->decoder_final_norm = true; }, "config.decoder_final_norm"},
+      {[](ModelConfig* c) { c->positions = PositionKind::kSinusoidM2M100; }, "config.position_kind SinusoidalM2M100"},
+      {[](ModelConfig* c) { c->positions = PositionKind::kSinusoidCT2; }, "config.position_kind SinusoidalCT2"},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.what);
+    ModelConfig c = Base();
+    k.set(&c);
+    EXPECT_EQ(detail::MinFormatVersion(c), layout::kFormatVersionLayers);
+    EXPECT_EQ(fb::GetSizePrefixedModel(Write(c).data())->format_version(), layout::kFormatVersionLayers);
+    const Status s = detail::CheckFormatVersion(c, layout::kFormatVersionMarianSearch);
+    EXPECT_NE(s.message().find(std::string(k.what) + " needs format_version 5 (the file says 4)"), std::string::npos)
+        << s.ToString();
+    EXPECT_TRUE(detail::CheckFormatVersion(c, layout::kFormatVersionLayers).ok());
   }
 }
 

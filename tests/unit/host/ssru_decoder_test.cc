@@ -1,4 +1,4 @@
-// Decoder layers of Marian's SSRU cell (config.decoder_ssru; Marian's transformer-decoder-autoreg:
+// Decoder layers of Marian's SSRU cell (config.decoder_layer kSsru; Marian's transformer-decoder-autoreg:
 // rnn with dec-cell: ssru) instead of self-attention: the file format (version 3, the SSRU
 // tensors, the loader's checks), the step against a scalar reference of the cell, the beam
 // search's reordering of the states (every n-best hypothesis scores what its own token path
@@ -101,7 +101,7 @@ SsruModel MakeSsruModel(Quantization q, bool plain, uint32_t seed = 7) {
                                    t.name.find(".self_attn") != std::string::npos;
                           }),
            ts.end());
-  m.spec.config.decoder_ssru = true;
+  m.spec.config.decoder_layer = DecoderLayerKind::kSsru;
   std::mt19937 rng(seed + 100);
   std::uniform_real_distribution<float> u(-0.6f, 0.6f);
   auto add = [&](const std::string& name, std::vector<int64_t> shape, float center) {
@@ -215,10 +215,10 @@ std::unique_ptr<Translator> MakeTranslator(const SsruModel& m, int threads = 1, 
 TEST(SsruDecoder, FileRecordsTheLayerKindAsVersion3) {
   SsruModel m = MakeSsruModel(Quantization::kInt8, false);
   ASSERT_TRUE(m.model);
-  EXPECT_TRUE(m.model->config().decoder_ssru);
+  EXPECT_EQ(m.model->config().decoder_layer, DecoderLayerKind::kSsru);
   // a self-attention model of the same checkpoint is written as before (version 1, kind absent)
   ModelSpec plain = m.spec;
-  plain.config.decoder_ssru = false;
+  plain.config.decoder_layer = DecoderLayerKind::kSelfAttention;
   const converter::AlignedBytes a = converter::SerializeModel(plain);
   auto loaded = Model::FromBuffer(a.data(), a.size());
   ASSERT_FALSE(loaded.ok());  // it lacks the self-attention tensors

@@ -101,7 +101,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const ParseResult r = mtlite::cli::ParseTranslateArgs(argc, argv.data(), &a);
       CheckResult(r);
       if (r.ok()) {
-        Require(!a.model.empty() && a.beam >= 1 && a.beam <= 64 && a.n_best >= 1 && a.n_best <= a.beam);
+        // n_best is checked against the model's default beam when --beam is not given (translate_cmd.cc)
+        Require(!a.model.empty() && a.beam >= 1 && a.beam <= 64 && a.n_best >= 1 && (!a.beam_given || a.n_best <= a.beam));
         Require(a.batch >= 1 && a.batch <= 1024 && a.threads >= 1 && a.max_length >= 1 && a.max_source_tokens >= 1);
         Require(a.max_input_bytes >= 1 && std::isfinite(a.length_penalty) && std::isfinite(a.max_length_ratio));
         mtlite::ModelConfig c;
